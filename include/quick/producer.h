@@ -1,0 +1,37 @@
+// Enqueueing items, inside the caller's own transaction.
+//
+// These functions call the SQL functions quick.enqueue / quick.enqueue_batch in the transaction
+// the caller passes, and never commit or abort it: the items become visible to consumers when,
+// and only if, the caller commits. Any isolation level works. Under REPEATABLE READ or
+// SERIALIZABLE a race with the garbage collection of the tenant's pointer can surface as a
+// serialization failure (pqxx::serialization_failure); retry the whole transaction, as for any
+// other 40001. See docs/protocol.md.
+//
+// Arguments are validated before any statement runs, so bad input (quick::InvalidArgument)
+// leaves the caller's transaction usable. Only the payload size limit, a database setting, is
+// checked by the database, which then aborts the transaction as Postgres does for any error.
+//
+// Thread safety: as for the transaction passed in (one thread per connection).
+#pragma once
+
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "quick/item.h"
+
+namespace quick {
+
+// Enqueues one item. Returns its id, or the existing item's id (duplicate = true) when
+// item.client_item_id names an item of the same tenant that is still queued.
+EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item);
+
+// Enqueues several items in one statement: all or none. Results are in input order.
+std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
+                                            const std::vector<NewItem>& items);
+
+// Throws InvalidArgument naming the first field of `item` that the SQL API would reject,
+// except the payload size limit, which is a database setting.
+void validate_new_item(const NewItem& item);
+
+}  // namespace quick

@@ -1,0 +1,129 @@
+// Applies the embedded migrations (see include/quick/migrate.h for the contract).
+#include <pqxx/pqxx>
+
+#include "embedded_sql.h"
+#include "quick/errors.h"
+#include "quick/migrate.h"
+#include "store/sql_errors.h"
+
+namespace quick {
+namespace {
+
+// The same key the migration files take with pg_advisory_xact_lock ('quick' in ASCII), so that a
+// psql -f of a file and this migrator exclude each other.
+constexpr long long kMigrationLockKey = 487085218667LL;
+
+int read_applied_version(pqxx::connection& conn) {
+  pqxx::nontransaction session(conn);
+  const auto exists = session.exec("SELECT to_regclass('quick.schema_migrations') IS NOT NULL").at(0)[0];
+  if (!exists.as<bool>()) return 0;
+  return session.exec("SELECT coalesce(max(version), 0) FROM quick.schema_migrations").at(0)[0].as<int>();
+}
+
+void run_script(pqxx::connection& conn, const char* sql) {
+  pqxx::nontransaction session(conn);
+  session.exec(sql);
+}
+
+// Leaves the connection outside any transaction after a script failed half-way through its
+// BEGIN ... COMMIT.
+void rollback_quietly(pqxx::connection& conn) {
+  try {
+    pqxx::nontransaction session(conn);
+    session.exec("ROLLBACK");
+  } catch (const std::exception&) {
+    // The connection is unusable anyway; the server rolled the transaction back.
+  }
+}
+
+class SessionAdvisoryLock {
+ public:
+  explicit SessionAdvisoryLock(pqxx::connection& conn) : conn_(conn) {
+    pqxx::nontransaction session(conn_);
+    session.exec_params("SELECT pg_advisory_lock($1)", kMigrationLockKey);
+  }
+  ~SessionAdvisoryLock() {
+    try {
+      pqxx::nontransaction session(conn_);
+      session.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLockKey);
+    } catch (const std::exception&) {
+      // A broken connection has released the lock already.
+    }
+  }
+  SessionAdvisoryLock(const SessionAdvisoryLock&) = delete;
+  SessionAdvisoryLock& operator=(const SessionAdvisoryLock&) = delete;
+
+ private:
+  pqxx::connection& conn_;
+};
+
+std::string migration_label(const embedded::Migration& migration) {
+  char version[16];
+  std::snprintf(version, sizeof version, "%04d", migration.version);
+  return std::string(version) + "_" + migration.name;
+}
+
+}  // namespace
+
+int latest_schema_version() {
+  return embedded::kMigrationCount == 0 ? 0 : embedded::kMigrations[embedded::kMigrationCount - 1].version;
+}
+
+int applied_schema_version(pqxx::connection& conn) { return read_applied_version(conn); }
+
+void require_current_schema(pqxx::connection& conn) {
+  const int applied = read_applied_version(conn);
+  const int latest = latest_schema_version();
+  if (applied == latest) return;
+  if (applied == 0) {
+    throw SchemaError("database " + std::string(conn.dbname()) +
+                      " has no quick schema: run `quick migrate` first");
+  }
+  if (applied < latest) {
+    throw SchemaError("database " + std::string(conn.dbname()) + " is at quick schema version " +
+                      std::to_string(applied) + ", this build needs " + std::to_string(latest) +
+                      ": run `quick migrate`");
+  }
+  throw SchemaError("database " + std::string(conn.dbname()) + " is at quick schema version " +
+                    std::to_string(applied) + ", newer than this build (" +
+                    std::to_string(latest) + "): upgrade quick-pg");
+}
+
+MigrationReport migrate(pqxx::connection& conn) {
+  SessionAdvisoryLock lock(conn);
+  MigrationReport report;
+  report.version_before = read_applied_version(conn);
+  const int latest = latest_schema_version();
+  if (report.version_before > latest) {
+    throw SchemaError("database " + std::string(conn.dbname()) + " is at quick schema version " +
+                      std::to_string(report.version_before) + ", newer than the newest this build knows (" +
+                      std::to_string(latest) + "); refusing to touch it: upgrade quick-pg");
+  }
+  for (std::size_t i = 0; i < embedded::kMigrationCount; ++i) {
+    const auto& migration = embedded::kMigrations[i];
+    if (migration.version <= report.version_before) continue;
+    const std::string label = migration_label(migration);
+    try {
+      run_script(conn, migration.sql);
+    } catch (const std::exception& error) {
+      rollback_quietly(conn);
+      throw SchemaError("migration " + label + " failed and was rolled back: " +
+                        store::primary_message(error));
+    }
+    if (read_applied_version(conn) != migration.version) {
+      throw SchemaError("migration " + label + " ran but did not record version " +
+                        std::to_string(migration.version) + " in quick.schema_migrations");
+    }
+    report.applied.push_back(label);
+  }
+  try {
+    run_script(conn, embedded::kViewsSql);
+  } catch (const std::exception& error) {
+    rollback_quietly(conn);
+    throw SchemaError("sql/views.sql failed and was rolled back: " + store::primary_message(error));
+  }
+  report.version_after = read_applied_version(conn);
+  return report;
+}
+
+}  // namespace quick

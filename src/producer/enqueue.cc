@@ -1,0 +1,73 @@
+// Enqueue inside the caller's transaction. The protocol that keeps "every non-empty zone has a
+// pointer" lives in the SQL functions quick.enqueue / quick.enqueue_batch; see docs/protocol.md.
+#include <nlohmann/json.hpp>
+
+#include "embedded_sql.h"
+#include "quick/errors.h"
+#include "quick/producer.h"
+#include "store/named_statement.h"
+#include "store/pg_values.h"
+#include "store/sql_errors.h"
+
+namespace quick {
+namespace {
+
+// One element of quick.enqueue_batch's JSON array. The payload was validated as JSON by
+// validate_new_item, so it can be spliced in as it is instead of being parsed and re-serialized.
+void append_batch_element(std::string& out, const NewItem& item) {
+  out += "{\"tenant\":";
+  out += nlohmann::json(item.tenant).dump();
+  out += ",\"job_type\":";
+  out += nlohmann::json(item.job_type).dump();
+  out += ",\"payload\":";
+  out += item.payload;
+  out += ",\"vesting_delay\":\"";
+  out += store::interval_text(item.vesting_delay);
+  out += "\",\"priority\":";
+  out += std::to_string(item.priority);
+  if (item.client_item_id) {
+    out += ",\"client_item_id\":";
+    out += nlohmann::json(*item.client_item_id).dump();
+  }
+  out += '}';
+}
+
+}  // namespace
+
+EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
+  validate_new_item(item);
+  return store::translating_input_errors([&] {
+    const auto row = store::exec_named(txn, QUICK_QUERY(enqueue), item.tenant, item.job_type,
+                                       item.payload, store::interval_text(item.vesting_delay),
+                                       item.priority, store::nullable(item.client_item_id))
+                         .at(0);
+    return EnqueueResult{row[0].as<std::int64_t>(), row[1].as<bool>()};
+  });
+}
+
+std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
+                                            const std::vector<NewItem>& items) {
+  if (items.empty()) return {};
+  std::string json = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    try {
+      validate_new_item(items[i]);
+    } catch (const InvalidArgument& error) {
+      throw InvalidArgument("item " + std::to_string(i + 1) + ": " + error.what());
+    }
+    if (i > 0) json += ',';
+    append_batch_element(json, items[i]);
+  }
+  json += ']';
+  return store::translating_input_errors([&] {
+    const auto result = store::exec_named(txn, QUICK_QUERY(enqueue_batch), json);
+    std::vector<EnqueueResult> results;
+    results.reserve(result.size());
+    for (const auto& row : result) {
+      results.push_back(EnqueueResult{row[1].as<std::int64_t>(), row[2].as<bool>()});
+    }
+    return results;
+  });
+}
+
+}  // namespace quick

@@ -1,0 +1,77 @@
+// The top-level queue's operations, as the consumer uses them (paper section 6; the protocol and
+// why each statement looks as it does: docs/protocol.md). Each function runs one statement in the
+// transaction passed in; callers run them in autocommit READ COMMITTED transactions
+// (pqxx::work or pqxx::nontransaction), never inside a longer transaction.
+//
+// Thread safety: as for the transaction passed in.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "quick/item.h"
+
+namespace quick::store {
+
+struct PeekedPointer {
+  std::string tenant;
+  DbTime vesting_time;
+};
+
+// Up to `max_pointers` vested pointers, earliest vesting time first. Takes no locks.
+std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_pointers);
+
+struct PointerLease {
+  std::string tenant;
+  std::string lease_id;
+  DbTime last_active_time;
+};
+
+// Leases those of `tenants` whose pointers are vested and not locked by another consumer right
+// now; returns the ones won. Never waits.
+std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn,
+                                         const std::vector<std::string>& tenants,
+                                         std::chrono::milliseconds lease_duration);
+
+// Leases up to `max_pointers` vested pointers in vesting order (the in-order Scanner). Never waits.
+std::vector<PointerLease> lease_next_pointers(pqxx::transaction_base& txn, int max_pointers,
+                                              std::chrono::milliseconds lease_duration);
+
+// A pointer lease to settle after its zone was visited.
+struct PointerVisit {
+  std::string tenant;
+  std::string lease_id;
+  bool items_found = false;  // the visit dequeued items: the zone was active
+};
+
+enum class SettleAction {
+  kRequeued,      // zone has items: pointer vests again at the zone's earliest vesting time
+  kParked,        // zone empty but active within min_inactive: pointer waits until then
+  kCollected,     // zone empty and inactive for min_inactive: pointer deleted
+  kReleasedBusy,  // an enqueue into the zone is in flight: pointer released to vest now
+  kLeaseLost,     // our lease was no longer on the pointer: nothing done
+};
+
+const char* to_string(SettleAction action);
+
+struct SettledPointer {
+  std::string tenant;
+  SettleAction action = SettleAction::kLeaseLost;
+  std::optional<DbTime> next_vesting_time;  // unset for kCollected and kLeaseLost
+};
+
+// Algorithm 2, lines 7-12, for many pointers at once. `txn` must be READ COMMITTED (the SQL
+// function refuses anything else) and should commit right after.
+std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn,
+                                            const std::vector<PointerVisit>& visits,
+                                            std::chrono::milliseconds min_inactive);
+
+// Applies up to `max_requests` pull requests (enqueues of earlier items into parked zones that
+// have committed). Returns how many pointers moved earlier. Never waits.
+int apply_pointer_pulls(pqxx::transaction_base& txn, int max_requests);
+
+}  // namespace quick::store

@@ -1,0 +1,32 @@
+// Turns the database's rejections of bad input into quick::InvalidArgument.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include <pqxx/pqxx>
+
+#include "quick/errors.h"
+
+namespace quick::store {
+
+// The primary message of a Postgres error ("ERROR:  x\nCONTEXT: ..." -> "x").
+std::string primary_message(const std::exception& error);
+
+// Calls `action`; an error whose SQLSTATE says the input was invalid (22023 from the SQL API's
+// argument checks, 22P02 from a malformed value) is rethrown as InvalidArgument with the
+// database's message. Everything else passes through unchanged.
+template <typename Action>
+auto translating_input_errors(Action&& action) -> decltype(action()) {
+  try {
+    return action();
+  } catch (const pqxx::sql_error& error) {
+    const std::string& state = error.sqlstate();
+    if (state == "22023" || state == "22P02" || state == "22007" || state == "22008") {
+      throw InvalidArgument(primary_message(error));
+    }
+    throw;
+  }
+}
+
+}  // namespace quick::store

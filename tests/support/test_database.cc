@@ -1,0 +1,107 @@
+#include "support/test_database.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+
+#include "embedded_sql.h"
+#include "quick/migrate.h"
+
+namespace quick::testing {
+namespace {
+
+// Identifies this build's schema: any change to migrations or views gives a new template.
+std::string schema_fingerprint() {
+  std::string all;
+  for (std::size_t i = 0; i < embedded::kMigrationCount; ++i) all += embedded::kMigrations[i].sql;
+  all += embedded::kViewsSql;
+  return std::to_string(std::hash<std::string>{}(all) % 1000000007ULL);
+}
+
+std::string template_name() { return "quick_template_" + schema_fingerprint(); }
+
+// Creates the template once per cluster. An advisory lock on the admin database serializes test
+// processes that start at the same time.
+void ensure_template(const std::string& admin) {
+  pqxx::connection conn(admin);
+  pqxx::nontransaction session(conn);
+  session.exec("SELECT pg_advisory_lock(7151170001)");
+  const std::string name = template_name();
+  const bool exists =
+      !session.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", name).empty();
+  if (!exists) {
+    const std::string building = name + "_building";
+    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(building) + " WITH (FORCE)");
+    session.exec("CREATE DATABASE " + session.quote_name(building));
+    {
+      pqxx::connection template_conn(url_for_database(admin, building));
+      quick::migrate(template_conn);
+    }
+    session.exec("ALTER DATABASE " + session.quote_name(building) + " RENAME TO " +
+                 session.quote_name(name));
+  }
+  session.exec("SELECT pg_advisory_unlock(7151170001)");
+}
+
+}  // namespace
+
+std::string admin_url() {
+  const char* url = std::getenv("QUICK_TEST_DATABASE_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "QUICK_TEST_DATABASE_URL is not set: run the tests through scripts/test, "
+                     "or point it at a Postgres cluster where tests may create databases";
+    return "";
+  }
+  return url;
+}
+
+std::string url_for_database(const std::string& url, const std::string& dbname) {
+  // Works for both libpq forms: for URIs we append a query parameter, for keyword/value strings
+  // a later keyword overrides an earlier one.
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
+    const auto query = url.find('?');
+    const std::string base = url.substr(0, query);
+    const std::string params = query == std::string::npos ? "" : "&" + url.substr(query + 1);
+    return base + "?dbname=" + dbname + params;
+  }
+  return url + " dbname=" + dbname;
+}
+
+void DatabaseTest::SetUp() {
+  const std::string admin = admin_url();
+  ASSERT_FALSE(admin.empty());
+  ensure_template(admin);
+  static std::atomic<int> counter{0};
+  database_name_ = "quick_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  pqxx::connection conn(admin);
+  pqxx::nontransaction session(conn);
+  session.exec("DROP DATABASE IF EXISTS " + session.quote_name(database_name_) + " WITH (FORCE)");
+  session.exec("CREATE DATABASE " + session.quote_name(database_name_) + " TEMPLATE " +
+               session.quote_name(template_name()));
+  url_ = url_for_database(admin, database_name_);
+}
+
+void DatabaseTest::TearDown() {
+  if (database_name_.empty()) return;
+  try {
+    pqxx::connection conn(admin_url());
+    pqxx::nontransaction session(conn);
+    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(database_name_) + " WITH (FORCE)");
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "could not drop test database " << database_name_ << ": " << error.what();
+  }
+}
+
+std::unique_ptr<pqxx::connection> DatabaseTest::connect() const {
+  return std::make_unique<pqxx::connection>(url_);
+}
+
+pqxx::result DatabaseTest::query(const std::string& sql) const {
+  pqxx::connection conn(url_);
+  pqxx::nontransaction session(conn);
+  return session.exec(sql);
+}
+
+}  // namespace quick::testing

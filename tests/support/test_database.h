@@ -1,0 +1,49 @@
+// A fresh, migrated database per test, on the cluster named by QUICK_TEST_DATABASE_URL.
+//
+// The first test on a cluster creates a template database migrated to this build's schema (its
+// name carries a hash of the embedded SQL, so a schema change makes a new one); every test then
+// clones it, which is much faster than migrating, and drops its clone afterwards. A missing
+// QUICK_TEST_DATABASE_URL fails the test: tests are never skipped for want of a database.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+namespace quick::testing {
+
+// The admin connection string from QUICK_TEST_DATABASE_URL; fails the current test if unset.
+std::string admin_url();
+
+// `url` with its dbname replaced (libpq keyword/value form appended last wins).
+std::string url_for_database(const std::string& url, const std::string& dbname);
+
+class DatabaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Connection string of this test's own database.
+  const std::string& url() const { return url_; }
+  const std::string& database_name() const { return database_name_; }
+
+  // A new connection to this test's database (one per thread, as libpqxx requires).
+  std::unique_ptr<pqxx::connection> connect() const;
+
+  // Runs one statement on a fresh autocommit connection and returns its result.
+  pqxx::result query(const std::string& sql) const;
+
+  // Shorthand for a single value.
+  template <typename T>
+  T query_value(const std::string& sql) const {
+    return query(sql).at(0).at(0).template as<T>();
+  }
+
+ private:
+  std::string database_name_;
+  std::string url_;
+};
+
+}  // namespace quick::testing

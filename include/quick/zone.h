@@ -5,7 +5,9 @@
 // database from its own clock (statement_timestamp() + duration), so clients' clocks never matter.
 //
 // Typical consumer use, one item at a time:
-//   auto items = quick::dequeue_in(txn, "tenant-7", {.max_items = 10, .lease_duration = 30s});
+//   quick::DequeueOptions options;
+//   options.max_items = 10;
+//   auto items = quick::dequeue_in(txn, "tenant-7", options);
 //   ... process ...
 //   quick::complete_in(txn, item.id, item.lease_id);   // exactly once with txn.commit()
 //

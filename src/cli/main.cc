@@ -1,1 +1,48 @@
-int main() { return 0; }
+// quick: the command-line tool of quick-pg. `quick --help` lists the commands.
+#include <iostream>
+
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "quick/errors.h"
+
+namespace quick::cli {
+namespace {
+CommandAction selected_action;
+}
+
+void on_selected(CLI::App& command, CommandAction action) {
+  command.callback([action = std::move(action)] { selected_action = action; });
+}
+
+}  // namespace quick::cli
+
+int main(int argc, char** argv) {
+  spdlog::set_pattern("%H:%M:%S.%e %^%l%$ [%n] %v");
+  CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every command");
+  quick::cli::add_db_commands(app);
+  quick::cli::add_migrate_command(app);
+  quick::cli::add_enqueue_command(app);
+  quick::cli::add_stats_command(app);
+  quick::cli::add_demo_command(app);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    return quick::cli::selected_action ? quick::cli::selected_action() : 0;
+  } catch (const quick::InvalidArgument& error) {
+    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    return 2;
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    return 2;
+  } catch (const pqxx::broken_connection& error) {
+    std::cerr << "quick: cannot reach the database: " << error.what() << std::endl;
+    return 1;
+  } catch (const std::exception& error) {
+    std::cerr << "quick: " << error.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,26 @@
+// quick migrate: apply pending schema migrations.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/database_target.h"
+#include "quick/database.h"
+#include "quick/migrate.h"
+
+namespace quick::cli {
+
+void add_migrate_command(CLI::App& app) {
+  auto options = std::make_shared<DatabaseOptions>();
+  auto* command = app.add_subcommand(
+      "migrate", "Apply pending migrations (each in a transaction, under an advisory lock)");
+  add_database_options(*command, *options);
+  on_selected(*command, [options] {
+    auto conn = connect(resolve_database(*options, /*migrate_local=*/false).url);
+    const auto report = migrate(*conn);
+    for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
+    std::cout << "quick schema version " << report.version_after
+              << (report.applied.empty() ? " (already up to date)" : "") << std::endl;
+    return 0;
+  });
+}
+
+}  // namespace quick::cli

@@ -1,0 +1,23 @@
+// The `quick` command-line tool: one function per subcommand family registers it with CLI11.
+// Every command returns its exit status through the callback it registers (see main.cc).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace quick::cli {
+
+// What a subcommand runs once arguments are parsed; returns the process exit status.
+using CommandAction = std::function<int()>;
+
+// Registers `action` to run when `command` was selected on the command line.
+void on_selected(CLI::App& command, CommandAction action);
+
+void add_db_commands(CLI::App& app);       // db start | stop | status | url
+void add_migrate_command(CLI::App& app);   // migrate
+void add_enqueue_command(CLI::App& app);   // enqueue
+void add_stats_command(CLI::App& app);     // stats
+void add_demo_command(CLI::App& app);      // demo
+
+}  // namespace quick::cli

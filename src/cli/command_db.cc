@@ -51,6 +51,8 @@ void add_db_commands(CLI::App& app) {
     std::cout << cluster_for(*options).connection_string() << std::endl;
     return 0;
   });
+  // Accept --state-dir after the subcommand too: `quick db start --state-dir DIR`.
+  for (auto* command : {start, stop, status, url}) command->fallthrough();
 }
 
 }  // namespace quick::cli

@@ -2,11 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include "util/logging.h"
+
 #include "local_postgres/local_cluster.h"
 #include "quick/database.h"
 #include "quick/migrate.h"
 
 namespace quick::cli {
+namespace {
+std::shared_ptr<spdlog::logger> logger() { return util::component_logger("quick.cli"); }
+}  // namespace
 
 void add_database_options(CLI::App& command, DatabaseOptions& options) {
   command.add_option("--database", options.database_url,
@@ -30,7 +35,7 @@ DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_loc
   if (!migrate_local) return target;
   auto conn = connect(target.url);
   const auto report = migrate(*conn);
-  for (const auto& applied : report.applied) spdlog::info("applied migration {}", applied);
+  for (const auto& applied : report.applied) logger()->info("applied migration {}", applied);
   return target;
 }
 

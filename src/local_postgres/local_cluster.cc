@@ -16,12 +16,16 @@
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
+#include "util/logging.h"
+
 #include "util/subprocess.h"
 
 namespace fs = std::filesystem;
 
 namespace quick::local_postgres {
 namespace {
+
+std::shared_ptr<spdlog::logger> logger() { return util::component_logger("quick.local_postgres"); }
 
 constexpr const char* kServerUser = "postgres";  // the OS user that runs the server under root
 
@@ -155,7 +159,7 @@ std::string LocalCluster::start() {
       // e.g. a checkout under /root: the postgres user cannot traverse it.
       const auto hash = std::hash<std::string>{}(state_dir_.string()) % 100000000ULL;
       cluster_root_ = fs::path("/var/tmp") / ("quick-pg-" + std::to_string(hash));
-      spdlog::info("the postgres OS user cannot reach {}; keeping the local cluster in {}",
+      logger()->info("the postgres OS user cannot reach {}; keeping the local cluster in {}",
                    state_dir_.string(), cluster_root_.string());
       write_file(state_dir_ / "cluster-location", cluster_root_.string());
       data_dir_ = cluster_root_ / "data";
@@ -164,7 +168,7 @@ std::string LocalCluster::start() {
     fs::create_directories(cluster_root_);
     fs::permissions(cluster_root_, fs::perms::owner_all);
     give_to_server_user(cluster_root_);
-    spdlog::info("creating a local PostgreSQL cluster in {}", data_dir_.string());
+    logger()->info("creating a local PostgreSQL cluster in {}", data_dir_.string());
     util::run_checked(as_server_user({(bin / "initdb").string(), "-D", data_dir_.string(),
                                       "--auth=trust", "--username=postgres", "--encoding=UTF8",
                                       "--locale=C.UTF-8", "--no-instructions"}),
@@ -177,7 +181,7 @@ std::string LocalCluster::start() {
   const std::string server_options = "-c listen_addresses=127.0.0.1 -p " + std::to_string(port_) +
                                      " -k \"\"" +  // TCP only: socket paths have a length limit
                                      " -c max_connections=200";
-  spdlog::info("starting the local PostgreSQL cluster on 127.0.0.1:{} (log: {})", port_,
+  logger()->info("starting the local PostgreSQL cluster on 127.0.0.1:{} (log: {})", port_,
                log_file_.string());
   util::run_checked(as_server_user({(bin / "pg_ctl").string(), "start", "-D", data_dir_.string(),
                                     "-l", log_file_.string(), "-w", "-t", "60", "-o",

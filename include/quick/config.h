@@ -1,0 +1,124 @@
+// Consumer configuration: every parameter of the paper's Algorithms 1-3 under its paper name,
+// plus what a production consumer needs (threads, retry policies, throttles, stop deadline).
+//
+// Defaults are chosen for a single small-to-medium Postgres server; docs/configuration.md lists
+// each option with its unit, default and effect, and the YAML form `quick worker` reads.
+// load_config_file / parse_config_yaml validate everything once and report the first bad value
+// with the option's full name and the allowed range (quick::InvalidArgument).
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace quick {
+
+using Millis = std::chrono::milliseconds;
+
+// One Postgres database with its own top-level queue.
+struct DatabaseConfig {
+  std::string name;  // a label for logs and stats; default "db<N>"
+  std::string url;   // libpq connection string or URI
+};
+
+// Algorithm 1: the Scanner.
+struct ScannerConfig {
+  int peek_max = 1000;           // max vested pointers read per peek. Range 1..100000.
+  double selection_frac = 0.02;  // fraction of peeked pointers selected at random. (0, 1].
+  int selection_max = 2000;      // max pointers selected per peek. >= 1.
+  int processing_bound = 10000;  // pointers processed in one database before moving on. >= 1.
+  // How long the Scanner sleeps after a round over all databases found no vested pointer.
+  // Bounds the pickup latency of an idle queue. Range 1ms..10s. Default 20ms.
+  Millis idle_poll_interval{20};
+  // Take part in the per-database election of the in-order Scanner (one consumer at a time
+  // processes pointers in vesting order, so no pointer starves). Default true.
+  bool in_order_election = true;
+  // The in-order role's lease: renewed every third of it; a dead holder's role moves to another
+  // consumer within this time. Range 1s..10min. Default 5s.
+  Millis in_order_lease_duration{5000};
+  // Pull requests (earlier items enqueued into parked zones) applied per scan. >= 1.
+  int pulls_per_scan = 10000;
+};
+
+// Algorithm 2: the Managers.
+struct ManagerConfig {
+  int threads = 2;               // Manager threads. 1..256.
+  int dequeue_max = 10;          // max items dequeued from one zone per pointer lease. 1..10000.
+  Millis p_duration{2000};       // pointer lease duration. 100ms..10min.
+  Millis min_inactive{60000};    // an empty zone's pointer is deleted after this long idle. 0..1d.
+  // Zones handled by one Manager in one statement (Postgres cost is per statement and commit,
+  // so pointers are leased, dequeued and settled in batches). 1..1000.
+  int pointers_per_batch = 16;
+};
+
+// Algorithm 3: the Workers.
+struct WorkerConfig {
+  int threads = 8;                     // Worker threads. 1..1024.
+  Millis item_lease_duration{30000};   // item lease; extended while the handler runs. 1s..1d.
+  // How often leases of running items are extended. Must be below item_lease_duration.
+  // Default: a third of item_lease_duration.
+  std::optional<Millis> lease_extend_interval;
+  // Items buffered locally beyond those running; the Scanner peeks only when the buffer has
+  // room. Small keeps latency low for other tenants. 0..100000. Default: threads.
+  std::optional<int> prefetch;
+  Millis ack_interval{5};     // completions are acknowledged in batches at least this often. 1ms..10s.
+  int ack_batch_max = 1000;   // max completions per acknowledgment statement. 1..100000.
+};
+
+enum class PermanentFailureAction {
+  kMoveToDeadItems,  // keep it in quick.dead_items for inspection and re-enqueue (default)
+  kDelete,
+};
+
+// How failures of one job type are retried (paper section 6: "each type of queued items can set
+// its own retry policy").
+struct RetryPolicy {
+  int inline_retries = 0;  // immediate retries in the same Worker before requeueing. 0..100.
+  int max_attempts = 25;   // after this many failed attempts, the failure is permanent. 0 = no limit.
+  Millis give_up_after{0}; // an item failing this long after its enqueue is given up. 0 = never.
+  Millis backoff_base{1000};    // first retry delay; doubles with every error. 1ms..1d.
+  Millis backoff_max{600000};   // cap on the retry delay. >= backoff_base.
+  double backoff_jitter = 0.2;  // +-fraction of random jitter. 0..1.
+  PermanentFailureAction on_permanent_failure = PermanentFailureAction::kMoveToDeadItems;
+};
+
+struct JobTypeConfig {
+  Millis execution_bound{300000};  // handler time limit (paper: execution_bound_t). 1ms..7d.
+  int max_in_flight = 0;           // per-consumer throttle: items of this type at once. 0 = none.
+  RetryPolicy retry;
+  // For `quick worker` only: the command run for each item (argv; the payload is its stdin).
+  std::vector<std::string> command;
+  int permanent_failure_exit_code = 75;  // `quick worker`: this exit status = permanent failure.
+};
+
+struct ConsumerConfig {
+  std::string consumer_id;  // unique per consumer; default "<hostname>-<pid>"
+  std::vector<DatabaseConfig> databases;
+  ScannerConfig scanner;
+  ManagerConfig manager;
+  WorkerConfig worker;
+  JobTypeConfig default_job_type;  // for job types not listed below
+  std::map<std::string, JobTypeConfig> job_types;
+  Millis stop_deadline{10000};  // how long stop() lets running handlers finish. 0..1h.
+  Millis reconnect_delay_max{5000};  // cap of the reconnect/retry backoff of every loop. 10ms..10min.
+
+  // The effective settings for `job_type`.
+  const JobTypeConfig& job_type(const std::string& job_type) const;
+  Millis effective_lease_extend_interval() const;
+  int effective_prefetch() const;
+};
+
+// Throws InvalidArgument naming the first invalid option ("manager.dequeue_max must be between
+// 1 and 10000, got 0").
+void validate(const ConsumerConfig& config);
+
+// YAML, as documented in docs/configuration.md. Durations are strings with units ("250ms",
+// "2s", "1m"). A database's url may be given as url_env: NAME (read from the environment).
+ConsumerConfig parse_config_yaml(const std::string& yaml_text);
+ConsumerConfig load_config_file(const std::string& path);
+
+}  // namespace quick

@@ -1,0 +1,59 @@
+// The QuiCK consumer (paper section 6): a Scanner thread, a pool of Managers and a pool of
+// Workers, serving one or more databases, each with its own top-level queue.
+//
+//   quick::Consumer consumer(config);
+//   consumer.handle("send_receipt", [](quick::JobContext& job) { ...; return quick::JobResult::done(); });
+//   consumer.start();
+//   ...
+//   consumer.stop();   // or let the destructor do it
+//
+// Data flow and the lease/pointer state machines: docs/architecture.md and docs/consumer.md.
+//
+// Lifecycle: handle() before start(); start() and stop() are idempotent; stop() is safe before
+// start() and from several threads at once, and returns once every thread has ended: it stops
+// scanning, lets running handlers finish until config.stop_deadline, then asks them to stop,
+// and releases the leases of items it did not finish (they become available at once).
+//
+// Errors: every background loop classifies database errors (connection lost, server restart,
+// serialization failure, in-doubt commit, ...), logs them through spdlog (loggers quick.scanner,
+// quick.manager, quick.worker, quick.lease_keeper, quick.acker, quick.election), backs off and
+// goes on. No exception escapes a consumer thread.
+//
+// Thread safety: all public methods may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "quick/config.h"
+#include "quick/handler.h"
+#include "quick/stats.h"
+
+namespace quick {
+
+class Consumer {
+ public:
+  // Validates `config` (throws InvalidArgument). Connects lazily, in start().
+  explicit Consumer(ConsumerConfig config);
+  ~Consumer();  // stop()
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  // Registers the handler for `job_type`. Items of types without a handler fail permanently
+  // ("no handler"). Must be called before start().
+  void handle(const std::string& job_type, Handler handler);
+
+  void start();
+  void stop();
+
+  // A consistent-enough snapshot of the counters (each counter is exact; they are read one by one).
+  ConsumerStats stats() const;
+
+  const ConsumerConfig& config() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace quick

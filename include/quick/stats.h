@@ -1,0 +1,61 @@
+// Counters a consumer keeps: readable from the library (Consumer::stats()) and printed by
+// `quick worker`.
+//
+// Thread safety: plain values (a snapshot).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace quick {
+
+// Percentiles of a latency distribution, in milliseconds (0 when no samples).
+struct LatencySummary {
+  std::uint64_t count = 0;
+  double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
+};
+
+struct ConsumerStats {
+  // Scanner
+  std::uint64_t scans = 0;               // peeks issued
+  std::uint64_t pointers_peeked = 0;     // sum of peek sizes
+  std::uint64_t pointers_selected = 0;   // handed to Managers
+  std::uint64_t in_order_scans = 0;      // scans done as the in-order Scanner
+  std::uint64_t pulls_applied = 0;       // parked pointers pulled earlier
+  // Managers
+  std::uint64_t pointer_lease_attempts = 0;
+  std::uint64_t pointer_leases_won = 0;
+  std::uint64_t pointer_leases_lost = 0;  // conflicts: another consumer had it (not errors)
+  std::uint64_t pointers_requeued = 0;
+  std::uint64_t pointers_parked = 0;
+  std::uint64_t pointers_collected = 0;   // garbage-collected
+  std::uint64_t pointers_released_busy = 0;
+  std::uint64_t pointer_settle_lease_lost = 0;
+  std::uint64_t items_dequeued = 0;
+  std::uint64_t items_throttled = 0;      // released because their type was at max_in_flight
+  // Workers
+  std::uint64_t items_done = 0;
+  std::uint64_t items_retried = 0;        // requeued with backoff
+  std::uint64_t items_inline_retries = 0;
+  std::uint64_t items_dead = 0;           // moved to quick.dead_items or deleted
+  std::uint64_t items_lease_lost = 0;     // completion refused: someone else holds the item
+  std::uint64_t items_released = 0;       // given back unprocessed (stop, throttle)
+  std::uint64_t items_execution_bound = 0;  // handlers stopped by their execution bound
+  std::uint64_t lease_extensions = 0;
+  std::uint64_t handler_exceptions = 0;
+  // Errors of background loops (all retried)
+  std::uint64_t database_errors = 0;
+  std::uint64_t reconnects = 0;
+  std::uint64_t in_doubt_commits = 0;
+  // Latencies
+  LatencySummary pickup_latency;    // enqueue (or vesting, if later) -> handler start
+  LatencySummary handler_duration;
+  // Now
+  std::uint64_t items_buffered = 0;   // waiting for a Worker
+  std::uint64_t items_running = 0;
+  bool in_order_role = false;         // holds the in-order role for at least one database
+
+  std::string to_string() const;  // one line per group, for logs and `quick worker`
+};
+
+}  // namespace quick

@@ -1,0 +1,279 @@
+-- quick-pg schema version 2: what the consumer (Scanner, Managers, Workers) needs.
+--   * quick.dead_items: items that failed permanently, kept for inspection and re-enqueue;
+--   * quick.consumer_roles: leases on roles such as the in-order Scanner of this database;
+--   * batch functions: Postgres' unit of cost is the statement and the commit, so the consumer
+--     leases, dequeues, settles, extends and acknowledges many zones and items per statement.
+--
+-- Apply with: psql -v ON_ERROR_STOP=1 -f migrations/0002_consumer.sql (after 0001), or quick migrate.
+
+BEGIN;
+
+SELECT pg_advisory_xact_lock(487085218667);
+
+DO $guard$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 1) THEN
+        RAISE EXCEPTION 'quick migration 0002 needs migration 0001 first' USING ERRCODE = 'undefined_object';
+    END IF;
+    IF EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 2) THEN
+        RAISE EXCEPTION 'quick migration 0002 is already applied to database %', current_database()
+            USING ERRCODE = 'duplicate_object';
+    END IF;
+END
+$guard$;
+
+-- Items that failed permanently (a handler said so, or the retry policy gave up). Re-enqueue one
+-- with SELECT quick.retry_dead_item(id).
+CREATE TABLE quick.dead_items (
+    id             bigint      PRIMARY KEY,       -- the id it had in quick.items
+    tenant         text        NOT NULL,
+    job_type       text        NOT NULL,
+    priority       integer     NOT NULL,
+    error_count    integer     NOT NULL,
+    payload        jsonb       NOT NULL,
+    enqueued_at    timestamptz NOT NULL,
+    client_item_id text,
+    last_error     text,
+    died_at        timestamptz NOT NULL DEFAULT statement_timestamp(),
+    reason         text        NOT NULL
+);
+CREATE INDEX dead_items_tenant ON quick.dead_items (tenant, died_at);
+CREATE INDEX dead_items_job_type ON quick.dead_items (job_type, died_at);
+
+-- Leases on consumer roles, e.g. 'in_order_scanner': the one consumer that processes this
+-- database's pointers in vesting order (paper section 6: "we occasionally select one Scanner to
+-- process pointers in-order"). The holder renews; when it dies, the lease runs out and another
+-- consumer claims it.
+CREATE TABLE quick.consumer_roles (
+    role        text        PRIMARY KEY,
+    holder      text        NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    acquired_at timestamptz NOT NULL
+);
+
+-- Claim or renew `role` for `holder`. Returns the holder after the call and its expiry: the
+-- caller has the role iff the returned holder is itself.
+CREATE FUNCTION quick.claim_role(role text, holder text, lease_duration interval)
+RETURNS TABLE (current_holder text, expires_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    now_ts timestamptz := statement_timestamp();
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.claim_role');
+    PERFORM quick.check_argument(length(claim_role.holder) > 0, 'quick.claim_role: holder must not be empty');
+    RETURN QUERY
+    INSERT INTO quick.consumer_roles AS r (role, holder, expires_at, acquired_at)
+    VALUES (claim_role.role, claim_role.holder, now_ts + lease_duration, now_ts)
+    ON CONFLICT (role) DO UPDATE
+       SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at,
+           acquired_at = CASE WHEN r.holder = EXCLUDED.holder THEN r.acquired_at ELSE EXCLUDED.acquired_at END
+     WHERE r.holder = EXCLUDED.holder OR r.expires_at <= now_ts
+    RETURNING r.holder, r.expires_at;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT r.holder, r.expires_at FROM quick.consumer_roles r WHERE r.role = claim_role.role;
+    END IF;
+END
+$$;
+
+-- Give a role up (on a clean stop) so another consumer can claim it at once.
+CREATE FUNCTION quick.release_role(role text, holder text)
+RETURNS boolean
+LANGUAGE sql VOLATILE AS $$
+    DELETE FROM quick.consumer_roles r WHERE r.role = release_role.role AND r.holder = release_role.holder
+    RETURNING true
+$$;
+
+-- Algorithm 2, lines 1-6, for a batch of zones, in one statement's worth of round trip:
+--   1. lock the named pointers that are vested, skipping those another consumer holds
+--      (FOR NO KEY UPDATE SKIP LOCKED: never FOR UPDATE, which would skip pointers that
+--      enqueuers hold FOR KEY SHARE and starve busy tenants);
+--   2. dequeue up to dequeue_max vested items from each of those zones (item leases), leaving out
+--      job types the consumer is throttling;
+--   3. a zone that yielded dequeue_max items still has work: its pointer is requeued to vest now
+--      with last_active_time = now (Algorithm 2's requeue, decided here because nothing later can
+--      change it). Every other pointer is leased for p_duration (vesting-time bump + lease id) and
+--      settled later with quick.settle_pointers, once its items are on their way to Workers.
+-- Returns one row per dequeued item (kind 'item') and one per locked pointer (kind 'pointer':
+-- pointer_lease_id is set when the caller must settle it, NULL when it was requeued already).
+-- ready_lag is how long each item had been vested (now - its vesting time) when dequeued, and age
+-- how long ago it was enqueued; both on the database clock.
+CREATE FUNCTION quick.lease_and_dequeue(tenants text[], p_duration interval, dequeue_max integer,
+                                        item_lease_duration interval,
+                                        excluded_job_types text[] DEFAULT '{}')
+RETURNS TABLE (kind text, tenant text, pointer_lease_id uuid, last_active_time timestamptz,
+               item_id bigint, job_type text, priority integer, item_lease_id uuid,
+               error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
+               last_error text, ready_lag interval, age interval)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    now_ts           timestamptz := statement_timestamp();
+    locked_tenants   text[];
+    locked_active    timestamptz[];
+BEGIN
+    PERFORM quick.check_positive_interval(p_duration, 'p_duration', 'quick.lease_and_dequeue');
+    PERFORM quick.check_positive_interval(item_lease_duration, 'item_lease_duration', 'quick.lease_and_dequeue');
+    PERFORM quick.check_argument(dequeue_max > 0,
+        'quick.lease_and_dequeue: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
+
+    SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}')
+      INTO locked_tenants, locked_active
+      FROM (SELECT p.tenant, p.last_active_time FROM quick.pointers p
+             WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
+             ORDER BY p.tenant
+               FOR NO KEY UPDATE SKIP LOCKED) l;
+    IF cardinality(locked_tenants) = 0 THEN
+        RETURN;
+    END IF;
+
+    RETURN QUERY
+    WITH chosen AS MATERIALIZED (
+        SELECT c.id, c.vesting_time AS ready_at
+          FROM unnest(locked_tenants) z(tenant)
+          CROSS JOIN LATERAL (
+                SELECT i.id, i.vesting_time FROM quick.items i
+                 WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
+                   AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                 ORDER BY i.priority, i.vesting_time
+                 LIMIT dequeue_max
+                   FOR NO KEY UPDATE SKIP LOCKED) c),
+    leased_items AS (
+        UPDATE quick.items i
+           SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
+          FROM chosen WHERE i.id = chosen.id
+        RETURNING i.tenant, i.id, i.job_type, i.priority, i.lease_id, i.error_count, i.payload,
+                  i.enqueued_at, i.client_item_id, i.last_error, now_ts - chosen.ready_at AS ready_lag,
+                  now_ts - i.enqueued_at AS age),
+    zone_counts AS (
+        SELECT z.tenant, z.last_active,
+               (SELECT count(*) FROM leased_items li WHERE li.tenant = z.tenant) AS taken
+          FROM unnest(locked_tenants, locked_active) z(tenant, last_active)),
+    pointers_after AS (
+        UPDATE quick.pointers p
+           SET vesting_time = CASE WHEN zc.taken >= dequeue_max THEN now_ts ELSE now_ts + p_duration END,
+               lease_id = CASE WHEN zc.taken >= dequeue_max THEN NULL ELSE gen_random_uuid() END,
+               last_active_time = CASE WHEN zc.taken >= dequeue_max THEN now_ts ELSE p.last_active_time END
+          FROM zone_counts zc
+         WHERE p.tenant = zc.tenant
+        RETURNING p.tenant, p.lease_id, zc.last_active)
+    SELECT 'pointer'::text, pa.tenant, pa.lease_id, pa.last_active, NULL::bigint, NULL::text,
+           NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
+           NULL::text, NULL::interval, NULL::interval
+      FROM pointers_after pa
+    UNION ALL
+    SELECT 'item'::text, li.tenant, NULL::uuid, NULL::timestamptz, li.id, li.job_type, li.priority,
+           li.lease_id, li.error_count, li.payload, li.enqueued_at, li.client_item_id, li.last_error,
+           li.ready_lag, li.age
+      FROM leased_items li;
+END
+$$;
+
+-- Extend the leases of running items in one statement. Returns the items whose lease was
+-- extended; any other item of the input has lost its lease (re-leased, or gone).
+CREATE FUNCTION quick.extend_item_leases(item_ids bigint[], lease_ids uuid[], lease_duration interval)
+RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.extend_item_leases');
+    PERFORM quick.check_argument(cardinality(item_ids) = cardinality(lease_ids),
+        'quick.extend_item_leases: item_ids and lease_ids must have the same length');
+    RETURN QUERY
+    UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
+      FROM unnest(item_ids, lease_ids) u(id, lease)
+     WHERE i.id = u.id AND i.lease_id = u.lease
+    RETURNING i.id, i.vesting_time;
+END
+$$;
+
+-- Acknowledge processed items in one statement. For each item, with its lease id, one action:
+--   'complete'  delete it (done);
+--   'retry'     requeue: vests again after delay, error_count + 1, error recorded, lease released;
+--   'release'   give the lease back without counting an error (vests after delay);
+--   'dead'      move it to quick.dead_items with error as the reason;
+--   'delete'    delete it without keeping it (permanent failure, policy "delete").
+-- Every action is conditional on the lease, so acknowledging twice (after an in-doubt commit) is
+-- harmless: the second time reports lease_lost or item_gone. Returns an outcome per input item.
+CREATE FUNCTION quick.ack_items(item_ids bigint[], lease_ids uuid[], actions text[],
+                                delays interval[], errors text[])
+RETURNS TABLE (item_id bigint, outcome quick.outcome)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    now_ts timestamptz := statement_timestamp();
+    bad_action text;
+BEGIN
+    PERFORM quick.check_argument(
+        cardinality(item_ids) = cardinality(lease_ids) AND cardinality(item_ids) = cardinality(actions)
+        AND cardinality(item_ids) = cardinality(delays) AND cardinality(item_ids) = cardinality(errors),
+        'quick.ack_items: all arrays must have the same length');
+    SELECT a INTO bad_action FROM unnest(actions) a
+     WHERE a IS NULL OR a NOT IN ('complete', 'retry', 'release', 'dead', 'delete') LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('quick.ack_items: unknown action %s (complete, retry, release, dead, delete)',
+                             coalesce(quote_literal(bad_action), 'NULL'));
+    END IF;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT u.id, u.lease, u.action, coalesce(u.delay, interval '0') AS delay, u.error
+          FROM unnest(item_ids, lease_ids, actions, delays, errors) u(id, lease, action, delay, error)),
+    deleted AS (
+        DELETE FROM quick.items i USING input
+         WHERE i.id = input.id AND i.lease_id = input.lease
+           AND input.action IN ('complete', 'dead', 'delete')
+        RETURNING i.*, input.action, input.error AS reason),
+    buried AS (
+        INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload,
+                                      enqueued_at, client_item_id, last_error, died_at, reason)
+        SELECT d.id, d.tenant, d.job_type, d.priority, d.error_count, d.payload, d.enqueued_at,
+               d.client_item_id, d.last_error, now_ts, coalesce(d.reason, 'permanent failure')
+          FROM deleted d WHERE d.action = 'dead'
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id),
+    updated AS (
+        UPDATE quick.items i
+           SET vesting_time = now_ts + input.delay, lease_id = NULL,
+               error_count = CASE WHEN input.action = 'retry' THEN i.error_count + 1 ELSE i.error_count END,
+               last_error = CASE WHEN input.action = 'retry' THEN coalesce(input.error, i.last_error)
+                                 ELSE i.last_error END
+          FROM input
+         WHERE i.id = input.id AND i.lease_id = input.lease AND input.action IN ('retry', 'release')
+        RETURNING i.id),
+    done AS (
+        SELECT d.id FROM deleted d UNION ALL SELECT u.id FROM updated u)
+    SELECT input.id,
+           CASE WHEN EXISTS (SELECT 1 FROM done WHERE done.id = input.id) THEN 'done'::quick.outcome
+                WHEN EXISTS (SELECT 1 FROM quick.items i WHERE i.id = input.id) THEN 'lease_lost'::quick.outcome
+                ELSE 'item_gone'::quick.outcome END
+      FROM input;
+END
+$$;
+
+-- Put a dead item back in its zone (through quick.enqueue, so the zone gets its pointer), with a
+-- fresh error count. Returns the new item id. Runs inside the caller's transaction.
+CREATE FUNCTION quick.retry_dead_item(dead_item_id bigint, vesting_delay interval DEFAULT '0')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    dead quick.dead_items;
+    new_id bigint;
+BEGIN
+    DELETE FROM quick.dead_items d WHERE d.id = dead_item_id RETURNING * INTO dead;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('quick.retry_dead_item: no dead item with id %s', coalesce(dead_item_id::text, 'NULL'));
+    END IF;
+    SELECT e.item_id INTO new_id
+      FROM quick.enqueue(dead.tenant, dead.job_type, dead.payload, vesting_delay, dead.priority,
+                         dead.client_item_id) e;
+    RETURN new_id;
+END
+$$;
+
+INSERT INTO quick.schema_migrations (version, name) VALUES (2, 'consumer');
+
+COMMIT;

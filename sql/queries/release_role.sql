@@ -1,0 +1,1 @@
+SELECT coalesce(quick.release_role($1, $2), false)

@@ -1,0 +1,29 @@
+#include "consumer/consumer_core.h"
+
+#include "worker/lease_keeper.h"
+
+namespace quick::consumer {
+
+void DatabaseRuntime::mark_in_progress(const std::vector<std::string>& tenants) {
+  std::lock_guard<std::mutex> lock(in_progress_mutex_);
+  in_progress_.insert(tenants.begin(), tenants.end());
+}
+
+void DatabaseRuntime::unmark_in_progress(const std::vector<std::string>& tenants) {
+  std::lock_guard<std::mutex> lock(in_progress_mutex_);
+  for (const auto& tenant : tenants) in_progress_.erase(tenant);
+}
+
+bool DatabaseRuntime::is_in_progress(const std::string& tenant) const {
+  std::lock_guard<std::mutex> lock(in_progress_mutex_);
+  return in_progress_.count(tenant) > 0;
+}
+
+ConsumerCore::ConsumerCore(ConsumerConfig consumer_config) : config(std::move(consumer_config)) {
+  for (const auto& database : config.databases) {
+    databases.push_back(std::make_unique<DatabaseRuntime>(database));
+  }
+  lease_keeper = std::make_unique<LeaseKeeper>(*this);
+}
+
+}  // namespace quick::consumer

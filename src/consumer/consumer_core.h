@@ -1,0 +1,87 @@
+// The state a consumer's threads share (see include/quick/consumer.h for the roles and
+// docs/consumer.md for the data flow):
+//
+//   Scanner --PointerBatch--> Managers --HeldItem--> WorkQueue --> Workers --Ack--> Acknowledger
+//                                  \--hold--> LeaseKeeper <--let_go--/
+//
+// Owned through a shared_ptr by the Consumer and by every thread, so a thread that outlives
+// stop() (a handler ignoring should_stop) never touches freed memory.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "consumer/counters.h"
+#include "quick/config.h"
+#include "quick/handler.h"
+#include "store/consumer_store.h"
+#include "util/blocking_queue.h"
+#include "util/stop_signal.h"
+#include "worker/work_queue.h"
+
+namespace quick::consumer {
+
+// One served database, as the threads see it.
+struct DatabaseRuntime {
+  explicit DatabaseRuntime(DatabaseConfig database_config) : config(std::move(database_config)) {}
+
+  DatabaseConfig config;
+  // Written by the Scanner's election, read by stats().
+  std::atomic<bool> in_order_role{false};
+
+  // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
+  // them out of its selections (Algorithm 1, line 7).
+  void mark_in_progress(const std::vector<std::string>& tenants);
+  void unmark_in_progress(const std::vector<std::string>& tenants);
+  bool is_in_progress(const std::string& tenant) const;
+
+ private:
+  mutable std::mutex in_progress_mutex_;
+  std::set<std::string> in_progress_;  // guarded by in_progress_mutex_
+};
+
+// Tenants of one database selected by the Scanner, for one Manager visit.
+struct PointerBatch {
+  int database = 0;
+  std::vector<std::string> tenants;
+};
+
+// An acknowledgment on its way to the Acknowledger.
+struct PendingAck {
+  int database = 0;
+  store::Ack ack;
+};
+
+class LeaseKeeper;
+class Acknowledger;
+
+struct ConsumerCore {
+  explicit ConsumerCore(ConsumerConfig consumer_config);
+
+  ConsumerConfig config;
+  std::map<std::string, Handler> handlers;  // written before start(), then read-only
+  std::vector<std::unique_ptr<DatabaseRuntime>> databases;
+  Counters counters;
+
+  util::BlockingQueue<PointerBatch> manager_queue;
+  worker::WorkQueue work_queue;
+  util::BlockingQueue<PendingAck> ack_queue;
+  std::unique_ptr<LeaseKeeper> lease_keeper;
+
+  // Stop phases (see Consumer::stop): the Scanner and Managers stop at stop_scanning, handlers
+  // are asked to give up at stop_handlers, the LeaseKeeper and Acknowledger end at stop_background
+  // after a final flush.
+  util::StopSignal stop_scanning;
+  util::StopSignal stop_handlers;
+  util::StopSignal stop_background;
+
+  // Items a Worker could not finish because the consumer stopped are released, not retried.
+  bool stopping() const { return stop_scanning.requested(); }
+};
+
+}  // namespace quick::consumer

@@ -1,0 +1,53 @@
+#include "consumer/counters.h"
+
+#include <sstream>
+
+namespace quick::consumer {
+
+ConsumerStats Counters::snapshot() const {
+  ConsumerStats stats;
+#define QUICK_COPY_COUNTER(name) stats.name = name.load(std::memory_order_relaxed);
+  QUICK_CONSUMER_COUNTERS(QUICK_COPY_COUNTER)
+#undef QUICK_COPY_COUNTER
+  stats.pickup_latency = pickup_latency.summary();
+  stats.handler_duration = handler_duration.summary();
+  return stats;
+}
+
+}  // namespace quick::consumer
+
+namespace quick {
+namespace {
+
+std::string latency_text(const LatencySummary& latency) {
+  std::ostringstream out;
+  out.precision(3);
+  out << "n=" << latency.count << " p50=" << latency.p50_ms << "ms p99=" << latency.p99_ms
+      << "ms p99.9=" << latency.p999_ms << "ms max=" << latency.max_ms << "ms";
+  return out.str();
+}
+
+}  // namespace
+
+std::string ConsumerStats::to_string() const {
+  std::ostringstream out;
+  out << "items: done=" << items_done << " retried=" << items_retried << " dead=" << items_dead
+      << " lease_lost=" << items_lease_lost << " released=" << items_released
+      << " throttled=" << items_throttled << " dequeued=" << items_dequeued
+      << " buffered=" << items_buffered << " running=" << items_running << "\n"
+      << "pointers: lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
+      << " conflicts=" << pointer_leases_lost << " requeued=" << pointers_requeued
+      << " parked=" << pointers_parked << " collected=" << pointers_collected
+      << " released_busy=" << pointers_released_busy << " pulls=" << pulls_applied << "\n"
+      << "scanner: scans=" << scans << " peeked=" << pointers_peeked
+      << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
+      << (in_order_role ? " (in-order role)" : "") << "\n"
+      << "pickup latency: " << latency_text(pickup_latency) << "\n"
+      << "handler duration: " << latency_text(handler_duration) << "\n"
+      << "errors: database=" << database_errors << " reconnects=" << reconnects
+      << " in_doubt=" << in_doubt_commits << " handler_exceptions=" << handler_exceptions
+      << " execution_bound=" << items_execution_bound;
+  return out.str();
+}
+
+}  // namespace quick

@@ -1,0 +1,42 @@
+// The live counters behind ConsumerStats. Every thread increments them; stats() copies them.
+//
+// QUICK_CONSUMER_COUNTERS lists each counter once; it must name fields of quick::ConsumerStats
+// (a misspelt name fails to compile), and generates the atomics, the snapshot and the printout.
+//
+// Thread safety: all members are atomics or internally locked histograms.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "quick/stats.h"
+#include "util/latency_histogram.h"
+
+#define QUICK_CONSUMER_COUNTERS(X)                                                            \
+  X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied)          \
+  X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost) X(pointers_requeued)  \
+  X(pointers_parked) X(pointers_collected) X(pointers_released_busy)                           \
+  X(pointer_settle_lease_lost) X(items_dequeued) X(items_throttled) X(items_done)              \
+  X(items_retried) X(items_inline_retries) X(items_dead) X(items_lease_lost) X(items_released) \
+  X(items_execution_bound) X(lease_extensions) X(handler_exceptions) X(database_errors)         \
+  X(reconnects) X(in_doubt_commits)
+
+namespace quick::consumer {
+
+struct Counters {
+#define QUICK_DECLARE_COUNTER(name) std::atomic<std::uint64_t> name{0};
+  QUICK_CONSUMER_COUNTERS(QUICK_DECLARE_COUNTER)
+#undef QUICK_DECLARE_COUNTER
+
+  util::LatencyHistogram pickup_latency;    // vested -> handler start
+  util::LatencyHistogram handler_duration;
+
+  // Counters only; the caller fills in the "now" fields.
+  ConsumerStats snapshot() const;
+};
+
+inline void add(std::atomic<std::uint64_t>& counter, std::uint64_t amount = 1) {
+  counter.fetch_add(amount, std::memory_order_relaxed);
+}
+
+}  // namespace quick::consumer

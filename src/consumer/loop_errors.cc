@@ -1,0 +1,31 @@
+#include "consumer/loop_errors.h"
+
+namespace quick::consumer {
+
+store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
+                                             const char* activity, const std::string& database,
+                                             DatabaseSession* session, util::RetryDelay& delay,
+                                             const util::StopSignal& stop) {
+  const auto error = store::classify_current_exception();
+  add(core.counters.database_errors);
+  if (error.kind == store::ErrorKind::kInDoubt) add(core.counters.in_doubt_commits);
+  if (session != nullptr && error.connection_unusable()) {
+    session->reset();
+    add(core.counters.reconnects);
+  }
+  auto wait = delay.next();
+  if (error.kind == store::ErrorKind::kPermanent) {
+    // Retrying at once will not help (e.g. the schema is missing); an operator must act.
+    wait = std::max(wait, std::chrono::milliseconds(1000));
+    log.error("{} on database {} failed ({}{}{}): {}; retrying in {} ms", activity, database,
+              store::to_string(error.kind), error.sqlstate.empty() ? "" : " ", error.sqlstate,
+              error.message, wait.count());
+  } else {
+    log.warn("{} on database {} failed ({}): {}; retrying in {} ms", activity, database,
+             store::to_string(error.kind), error.message, wait.count());
+  }
+  stop.wait_for(wait);
+  return error;
+}
+
+}  // namespace quick::consumer

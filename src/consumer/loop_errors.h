@@ -1,0 +1,21 @@
+// What every consumer loop does with an exception: classify it, count it, log it on the
+// component's logger, drop the connection if it is unusable, and wait before retrying (the wait
+// ends early on stop). Call from inside a catch block.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include "consumer/consumer_core.h"
+#include "consumer/database_session.h"
+#include "store/error_classification.h"
+#include "util/retry_delay.h"
+#include "util/stop_signal.h"
+
+namespace quick::consumer {
+
+store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
+                                             const char* activity, const std::string& database,
+                                             DatabaseSession* session, util::RetryDelay& delay,
+                                             const util::StopSignal& stop);
+
+}  // namespace quick::consumer

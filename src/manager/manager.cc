@@ -1,0 +1,133 @@
+#include "manager/manager.h"
+
+#include <algorithm>
+#include <map>
+
+#include "consumer/database_session.h"
+#include "consumer/loop_errors.h"
+#include "store/consumer_store.h"
+#include "store/pointer_store.h"
+#include "util/logging.h"
+#include "worker/lease_keeper.h"
+
+namespace quick::manager {
+namespace {
+
+using consumer::ConsumerCore;
+using consumer::HeldItemPtr;
+
+// Job types at their max_in_flight: left out of the dequeue.
+std::vector<std::string> saturated_job_types(const ConsumerCore& core) {
+  std::vector<std::string> saturated;
+  for (const auto& [job_type, settings] : core.config.job_types) {
+    if (settings.max_in_flight > 0 && core.work_queue.held_of_type(job_type) >= settings.max_in_flight) {
+      saturated.push_back(job_type);
+    }
+  }
+  return saturated;
+}
+
+// Splits the dequeued items into those the Workers may take now and those over their type's
+// max_in_flight (a batch can bring several items of one type), which are released at once.
+void hand_to_workers(ConsumerCore& core, int database, std::vector<store::DequeuedItem> dequeued) {
+  std::map<std::string, int> admitted;
+  std::vector<HeldItemPtr> accepted;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& entry : dequeued) {
+    const auto& type_config = core.config.job_type(entry.item.job_type);
+    const int held = core.work_queue.held_of_type(entry.item.job_type) + admitted[entry.item.job_type];
+    if (type_config.max_in_flight > 0 && held >= type_config.max_in_flight) {
+      consumer::add(core.counters.items_throttled);
+      core.ack_queue.push(consumer::PendingAck{
+          database, store::Ack{entry.item.id, *entry.item.lease_id, store::AckAction::kRelease,
+                               std::chrono::milliseconds(0), ""}});
+      continue;
+    }
+    ++admitted[entry.item.job_type];
+    auto held_item = std::make_shared<consumer::HeldItem>();
+    held_item->database = database;
+    held_item->item = std::move(entry.item);
+    held_item->dequeued_at = now;
+    held_item->ready_lag = entry.ready_lag;
+    held_item->age_at_dequeue = entry.age;
+    accepted.push_back(std::move(held_item));
+  }
+  core.lease_keeper->hold(accepted);
+  core.work_queue.push(std::move(accepted));
+}
+
+void count_settled(ConsumerCore& core, const std::vector<store::SettledPointer>& settled) {
+  auto& counters = core.counters;
+  for (const auto& pointer : settled) {
+    switch (pointer.action) {
+      case store::SettleAction::kRequeued: consumer::add(counters.pointers_requeued); break;
+      case store::SettleAction::kParked: consumer::add(counters.pointers_parked); break;
+      case store::SettleAction::kCollected: consumer::add(counters.pointers_collected); break;
+      case store::SettleAction::kReleasedBusy: consumer::add(counters.pointers_released_busy); break;
+      case store::SettleAction::kLeaseLost: consumer::add(counters.pointer_settle_lease_lost); break;
+    }
+  }
+}
+
+void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const consumer::PointerBatch& batch) {
+  const auto& manager = core.config.manager;
+  pqxx::connection& conn = session.connection();
+
+  store::ZoneBatch zones;
+  {
+    pqxx::work txn(conn);
+    zones = store::lease_and_dequeue(txn, batch.tenants, manager.p_duration, manager.dequeue_max,
+                                     core.config.worker.item_lease_duration, saturated_job_types(core));
+    txn.commit();
+  }
+  auto& counters = core.counters;
+  consumer::add(counters.pointer_lease_attempts, batch.tenants.size());
+  consumer::add(counters.pointer_leases_won, static_cast<std::uint64_t>(zones.pointers_locked));
+  consumer::add(counters.pointer_leases_lost, batch.tenants.size() - static_cast<std::size_t>(zones.pointers_locked));
+  consumer::add(counters.pointers_requeued, static_cast<std::uint64_t>(zones.pointers_requeued));
+  consumer::add(counters.items_dequeued, zones.items.size());
+
+  hand_to_workers(core, batch.database, std::move(zones.items));  // Algorithm 2, line 6
+
+  if (!zones.to_settle.empty()) {  // lines 7-12
+    pqxx::work txn(conn);
+    const auto settled = store::settle_pointers(txn, zones.to_settle, manager.min_inactive);
+    txn.commit();
+    count_settled(core, settled);
+  }
+}
+
+}  // namespace
+
+void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
+  ConsumerCore& core = *core_owner;
+  auto log = util::component_logger("quick.manager");
+  std::vector<consumer::DatabaseSession> sessions;
+  std::vector<util::RetryDelay> retry_delays;
+  for (const auto& runtime : core.databases) {
+    sessions.emplace_back(runtime->config.url);
+    retry_delays.emplace_back(std::chrono::milliseconds(50), core.config.reconnect_delay_max);
+  }
+  log->debug("manager {} started", manager_index);
+  while (true) {
+    auto batch = core.manager_queue.pop(std::chrono::milliseconds(50));
+    if (!batch) {
+      if (core.manager_queue.closed()) break;
+      continue;
+    }
+    const auto index = static_cast<std::size_t>(batch->database);
+    auto& runtime = *core.databases[index];
+    try {
+      visit_zones(core, sessions[index], *batch);
+      retry_delays[index].reset();
+    } catch (...) {
+      // The batch is dropped: leased pointers and items vest again when their leases run out.
+      consumer::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
+                                  retry_delays[index], core.stop_scanning);
+    }
+    runtime.unmark_in_progress(batch->tenants);
+  }
+  log->debug("manager {} stopped", manager_index);
+}
+
+}  // namespace quick::manager

@@ -1,0 +1,27 @@
+#include "scanner/pointer_selection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+namespace quick::scanner {
+
+int selection_size(std::size_t candidates, double selection_frac, int selection_max) {
+  if (candidates == 0) return 0;
+  const double wanted = std::ceil(static_cast<double>(candidates) * selection_frac);
+  return static_cast<int>(std::min<double>({wanted, static_cast<double>(selection_max),
+                                            static_cast<double>(candidates)}));
+}
+
+std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
+                                         double selection_frac, int selection_max, bool in_order,
+                                         std::mt19937_64& random) {
+  const int count = selection_size(candidates.size(), selection_frac, selection_max);
+  if (in_order) return std::vector<std::string>(candidates.begin(), candidates.begin() + count);
+  std::vector<std::string> selected;
+  selected.reserve(static_cast<std::size_t>(count));
+  std::sample(candidates.begin(), candidates.end(), std::back_inserter(selected), count, random);
+  return selected;
+}
+
+}  // namespace quick::scanner

@@ -1,0 +1,18 @@
+// Algorithm 1: the Scanner thread. Visits the databases in shuffled round-robin; in each, while
+// fewer than processing_bound pointers were processed and the Managers and Workers have room, it
+// applies pending pointer pulls, peeks up to peek_max vested pointers, leaves out those its own
+// Managers are processing, selects some (at random, or in order when this consumer holds the
+// in-order role) and hands them to the Managers in batches of pointers_per_batch. A short peek
+// ends the database's turn; a round that selected nothing sleeps idle_poll_interval.
+#pragma once
+
+#include <memory>
+
+#include "consumer/consumer_core.h"
+
+namespace quick::scanner {
+
+// The thread body. Returns when core.stop_scanning is requested; never throws.
+void run_scanner(std::shared_ptr<consumer::ConsumerCore> core);
+
+}  // namespace quick::scanner

@@ -1,0 +1,126 @@
+#include "store/consumer_store.h"
+
+#include "embedded_sql.h"
+#include "store/named_statement.h"
+#include "store/pg_values.h"
+
+namespace quick::store {
+namespace {
+
+std::string interval_array(const std::vector<Ack>& acks) {
+  std::vector<std::string> delays;
+  delays.reserve(acks.size());
+  for (const auto& ack : acks) delays.push_back(interval_text(ack.delay));
+  return array_literal(delays);
+}
+
+}  // namespace
+
+const char* to_string(AckAction action) {
+  switch (action) {
+    case AckAction::kComplete: return "complete";
+    case AckAction::kRetry: return "retry";
+    case AckAction::kRelease: return "release";
+    case AckAction::kDead: return "dead";
+    case AckAction::kDelete: return "delete";
+  }
+  return "unknown";
+}
+
+ZoneBatch lease_and_dequeue(pqxx::transaction_base& txn, const std::vector<std::string>& tenants,
+                            std::chrono::milliseconds p_duration, int dequeue_max,
+                            std::chrono::milliseconds item_lease_duration,
+                            const std::vector<std::string>& excluded_job_types) {
+  ZoneBatch batch;
+  if (tenants.empty()) return batch;
+  const auto result = exec_named(txn, QUICK_QUERY(lease_and_dequeue), array_literal(tenants),
+                                 interval_text(p_duration), dequeue_max,
+                                 interval_text(item_lease_duration), array_literal(excluded_job_types));
+  for (const auto& row : result) {
+    const std::string kind = row["kind"].as<std::string>();
+    if (kind == "pointer") {
+      ++batch.pointers_locked;
+      if (row["pointer_lease_id"].is_null()) {
+        ++batch.pointers_requeued;
+      } else {
+        batch.to_settle.push_back(PointerVisit{row["tenant"].as<std::string>(),
+                                               row["pointer_lease_id"].as<std::string>(), false});
+      }
+      continue;
+    }
+    DequeuedItem dequeued;
+    Item& item = dequeued.item;
+    item.id = row["item_id"].as<std::int64_t>();
+    item.tenant = row["tenant"].as<std::string>();
+    item.job_type = row["job_type"].as<std::string>();
+    item.priority = row["priority"].as<int>();
+    item.lease_id = row["item_lease_id"].as<std::string>();
+    item.error_count = row["error_count"].as<int>();
+    item.payload = row["payload"].as<std::string>();
+    item.client_item_id = optional_text(row["client_item_id"]);
+    item.last_error = optional_text(row["last_error"]);
+    item.enqueued_at = db_time_from_micros(row["enqueued_at_us"].as<std::int64_t>());
+    dequeued.ready_lag = std::chrono::microseconds(row["ready_lag_us"].as<std::int64_t>());
+    dequeued.age = std::chrono::microseconds(row["age_us"].as<std::int64_t>());
+    batch.items.push_back(std::move(dequeued));
+  }
+  // Zones that yielded items were active on this visit.
+  for (auto& visit : batch.to_settle) {
+    for (const auto& dequeued : batch.items) {
+      if (dequeued.item.tenant == visit.tenant) {
+        visit.items_found = true;
+        break;
+      }
+    }
+  }
+  return batch;
+}
+
+std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
+                                             const std::vector<std::pair<std::int64_t, std::string>>& leases,
+                                             std::chrono::milliseconds lease_duration) {
+  if (leases.empty()) return {};
+  std::vector<std::string> ids, lease_ids;
+  for (const auto& [id, lease] : leases) {
+    ids.push_back(std::to_string(id));
+    lease_ids.push_back(lease);
+  }
+  const auto result = exec_named(txn, QUICK_QUERY(extend_item_leases), array_literal(ids),
+                                 array_literal(lease_ids), interval_text(lease_duration));
+  std::vector<std::int64_t> extended;
+  extended.reserve(result.size());
+  for (const auto& row : result) extended.push_back(row[0].as<std::int64_t>());
+  return extended;
+}
+
+std::vector<AckOutcome> ack_items(pqxx::transaction_base& txn, const std::vector<Ack>& acks) {
+  if (acks.empty()) return {};
+  std::vector<std::string> ids, lease_ids, actions, errors;
+  for (const auto& ack : acks) {
+    ids.push_back(std::to_string(ack.item_id));
+    lease_ids.push_back(ack.lease_id);
+    actions.push_back(to_string(ack.action));
+    errors.push_back(ack.error);
+  }
+  const auto result = exec_named(txn, QUICK_QUERY(ack_items), array_literal(ids), array_literal(lease_ids),
+                                 array_literal(actions), interval_array(acks), array_literal(errors));
+  std::vector<AckOutcome> outcomes;
+  outcomes.reserve(result.size());
+  for (const auto& row : result) {
+    outcomes.push_back(AckOutcome{row[0].as<std::int64_t>(), parse_outcome(row[1].as<std::string>())});
+  }
+  return outcomes;
+}
+
+std::string claim_role(pqxx::transaction_base& txn, const std::string& role, const std::string& holder,
+                       std::chrono::milliseconds lease_duration) {
+  return exec_named(txn, QUICK_QUERY(claim_role), role, holder, interval_text(lease_duration))
+      .at(0)[0]
+      .as<std::string>();
+}
+
+void release_role(pqxx::transaction_base& txn, const std::string& role, const std::string& holder) {
+  exec_named(txn, QUICK_QUERY(release_role), role, holder);
+}
+
+}  // namespace quick::store

@@ -1,0 +1,120 @@
+#include "worker/acknowledger.h"
+
+#include <deque>
+
+#include "consumer/database_session.h"
+#include "consumer/loop_errors.h"
+#include "store/consumer_store.h"
+#include "util/logging.h"
+
+namespace quick::worker {
+namespace {
+
+using consumer::ConsumerCore;
+
+void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
+                    const std::vector<store::AckOutcome>& outcomes, bool after_doubt) {
+  std::map<std::int64_t, Outcome> by_id;
+  for (const auto& outcome : outcomes) by_id[outcome.item_id] = outcome.outcome;
+  auto& counters = core.counters;
+  for (const auto& ack : acks) {
+    const Outcome outcome = by_id.count(ack.item_id) ? by_id[ack.item_id] : Outcome::kItemGone;
+    // After an in-doubt commit, "gone" for a deleting action most likely means our first attempt
+    // committed.
+    const bool deleting = ack.action == store::AckAction::kComplete || ack.action == store::AckAction::kDead ||
+                          ack.action == store::AckAction::kDelete;
+    const bool done = outcome == Outcome::kDone || (after_doubt && deleting && outcome == Outcome::kItemGone);
+    if (!done) {
+      consumer::add(counters.items_lease_lost);
+      continue;
+    }
+    switch (ack.action) {
+      case store::AckAction::kComplete: consumer::add(counters.items_done); break;
+      case store::AckAction::kRetry: consumer::add(counters.items_retried); break;
+      case store::AckAction::kRelease: consumer::add(counters.items_released); break;
+      case store::AckAction::kDead:
+      case store::AckAction::kDelete: consumer::add(counters.items_dead); break;
+    }
+  }
+}
+
+struct PendingBatch {
+  std::vector<store::Ack> acks;
+  std::chrono::steady_clock::time_point oldest{};
+  bool after_doubt = false;
+};
+
+}  // namespace
+
+void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
+  ConsumerCore& core = *core_owner;
+  auto log = util::component_logger("quick.acker");
+  const auto& worker = core.config.worker;
+  std::vector<consumer::DatabaseSession> sessions;
+  std::vector<util::RetryDelay> retry_delays;
+  std::vector<PendingBatch> pending(core.databases.size());
+  for (const auto& runtime : core.databases) {
+    sessions.emplace_back(runtime->config.url);
+    retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
+  }
+
+  auto flush = [&](std::size_t db) {
+    auto& batch = pending[db];
+    if (batch.acks.empty()) return true;
+    try {
+      pqxx::work txn(sessions[db].connection());
+      const auto outcomes = store::ack_items(txn, batch.acks);
+      txn.commit();
+      count_outcomes(core, batch.acks, outcomes, batch.after_doubt);
+      batch.acks.clear();
+      batch.after_doubt = false;
+      retry_delays[db].reset();
+      return true;
+    } catch (...) {
+      const auto error = consumer::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
+                                                     &sessions[db], retry_delays[db], core.stop_background);
+      if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
+      if (error.kind == store::ErrorKind::kPermanent) {
+        // Repeating will not help; the items vest again when their leases run out.
+        log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
+        batch.acks.clear();
+      }
+      return false;
+    }
+  };
+
+  bool final_round = false;
+  while (true) {
+    const bool stopping = core.stop_background.requested();
+    auto next = core.ack_queue.pop(worker.ack_interval);
+    const auto now = std::chrono::steady_clock::now();
+    while (next) {
+      auto& batch = pending[static_cast<std::size_t>(next->database)];
+      if (batch.acks.empty()) batch.oldest = now;
+      batch.acks.push_back(std::move(next->ack));
+      if (batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max)) break;
+      next = core.ack_queue.pop(std::chrono::milliseconds(0));
+    }
+    for (std::size_t db = 0; db < pending.size(); ++db) {
+      auto& batch = pending[db];
+      const bool due = !batch.acks.empty() &&
+                       (stopping || now - batch.oldest >= worker.ack_interval ||
+                        batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
+      if (due) flush(db);
+    }
+    if (final_round) break;
+    if (stopping && core.ack_queue.size() == 0) {
+      // One more round to flush what arrived meanwhile; a batch still failing then is dropped,
+      // and its items simply vest again when their leases run out.
+      final_round = true;
+    }
+  }
+  for (std::size_t db = 0; db < pending.size(); ++db) {
+    if (!pending[db].acks.empty()) {
+      log->warn("{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
+                pending[db].acks.size(), core.databases[db]->config.name);
+    }
+  }
+}
+
+}  // namespace quick::worker

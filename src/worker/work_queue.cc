@@ -1,0 +1,97 @@
+#include "worker/work_queue.h"
+
+namespace quick::worker {
+
+void WorkQueue::push(std::vector<consumer::HeldItemPtr> items) {
+  if (items.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& item : items) {
+      ZoneKey key{item->database, item->item.tenant};
+      auto& zone = by_zone_[key];
+      if (zone.empty()) turn_order_.push_back(key);
+      ++held_by_type_[item->item.job_type];
+      zone.push_back(std::move(item));
+      ++buffered_;
+      ++held_;
+    }
+  }
+  item_available_.notify_all();
+}
+
+consumer::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!item_available_.wait_for(lock, timeout, [this] { return buffered_ > 0 || closed_; })) return nullptr;
+  if (buffered_ == 0) return nullptr;
+  const ZoneKey key = turn_order_.front();
+  turn_order_.pop_front();
+  auto zone = by_zone_.find(key);
+  consumer::HeldItemPtr item = std::move(zone->second.front());
+  zone->second.pop_front();
+  if (zone->second.empty()) by_zone_.erase(zone);
+  else turn_order_.push_back(key);  // its next item waits for the other zones' turns
+  --buffered_;
+  lock.unlock();
+  room_available_.notify_all();
+  return item;
+}
+
+void WorkQueue::finished(const consumer::HeldItemPtr& item) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto type = held_by_type_.find(item->item.job_type);
+  if (type != held_by_type_.end() && --type->second <= 0) held_by_type_.erase(type);
+  if (held_ > 0) --held_;
+}
+
+std::vector<consumer::HeldItemPtr> WorkQueue::drain() {
+  std::vector<consumer::HeldItemPtr> items;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [key, zone] : by_zone_) {
+      for (auto& item : zone) items.push_back(std::move(item));
+    }
+    by_zone_.clear();
+    turn_order_.clear();
+    buffered_ = 0;
+  }
+  room_available_.notify_all();
+  return items;
+}
+
+void WorkQueue::close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+  }
+  item_available_.notify_all();
+  room_available_.notify_all();
+}
+
+bool WorkQueue::closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closed_;
+}
+
+std::size_t WorkQueue::buffered() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return buffered_;
+}
+
+std::size_t WorkQueue::held() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_;
+}
+
+int WorkQueue::held_of_type(const std::string& job_type) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = held_by_type_.find(job_type);
+  return found == held_by_type_.end() ? 0 : found->second;
+}
+
+bool WorkQueue::wait_for_room(std::size_t limit, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return room_available_.wait_for(lock, timeout, [&] { return buffered_ < limit || closed_; }) &&
+         !closed_;
+}
+
+}  // namespace quick::worker

@@ -1,0 +1,67 @@
+// The local buffer between Managers and Workers, fair across tenants: Workers take items round
+// robin over the zones that have items buffered, so a zone whose visit yielded many items does
+// not delay the single item of the next zone ("water filling", paper section 6, locally).
+//
+// It also keeps the per-job-type count of items held (buffered or running), which the Managers
+// use for the per-consumer throttle (JobTypeConfig::max_in_flight).
+//
+// Thread safety: all methods may be called from any thread (one mutex).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "consumer/held_item.h"
+
+namespace quick::worker {
+
+class WorkQueue {
+ public:
+  // Adds items (and counts them as held by their job type).
+  void push(std::vector<consumer::HeldItemPtr> items);
+
+  // The next item, fairly; waits up to `timeout`. Returns nullptr on timeout or once closed and
+  // empty.
+  consumer::HeldItemPtr pop(std::chrono::milliseconds timeout);
+
+  // A Worker is done with an item (acknowledged or released): it no longer counts as held.
+  void finished(const consumer::HeldItemPtr& item);
+
+  // Takes every buffered item out (to release them on stop). They still count as held until
+  // finished() is called for each.
+  std::vector<consumer::HeldItemPtr> drain();
+
+  // Wakes waiting Workers; pop() returns nullptr once the queue is empty.
+  void close();
+
+  bool closed() const;
+  std::size_t buffered() const;
+  std::size_t held() const;
+  int held_of_type(const std::string& job_type) const;
+
+  // Waits until fewer than `limit` items are buffered, up to `timeout`. Returns whether there is
+  // room.
+  bool wait_for_room(std::size_t limit, std::chrono::milliseconds timeout);
+
+ private:
+  using ZoneKey = std::pair<int, std::string>;  // (database, tenant)
+
+  mutable std::mutex mutex_;
+  std::condition_variable item_available_;
+  std::condition_variable room_available_;
+  std::map<ZoneKey, std::deque<consumer::HeldItemPtr>> by_zone_;  // guarded by mutex_
+  std::list<ZoneKey> turn_order_;                                 // zones with items, next first
+  std::map<std::string, int> held_by_type_;                       // guarded by mutex_
+  std::size_t buffered_ = 0;                                      // guarded by mutex_
+  std::size_t held_ = 0;                                          // guarded by mutex_
+  bool closed_ = false;                                           // guarded by mutex_
+};
+
+}  // namespace quick::worker

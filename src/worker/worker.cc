@@ -1,0 +1,266 @@
+#include "worker/worker.h"
+
+#include <random>
+
+#include "consumer/database_session.h"
+#include "quick/zone.h"
+#include "store/error_classification.h"
+#include "util/logging.h"
+#include "worker/job_context.h"
+#include "worker/lease_keeper.h"
+#include "worker/retry_decision.h"
+
+namespace quick::worker {
+namespace {
+
+using consumer::ConsumerCore;
+using consumer::HeldItemPtr;
+using Clock = std::chrono::steady_clock;
+
+// How one attempt ended, from the Worker's point of view.
+struct AttemptOutcome {
+  enum class Kind {
+    kCompleted,         // done, and completed in the handler's transaction
+    kDone,              // done; completion still to acknowledge
+    kFailed,            // transient failure (retry per policy)
+    kPermanent,         // the handler said it can never succeed
+    kLeaseLost,         // someone else holds the item now: leave it alone
+    kInterruptedByStop  // the consumer is stopping: give the item back
+  };
+  Kind kind = Kind::kFailed;
+  std::string reason;
+  std::optional<std::chrono::milliseconds> retry_delay;
+};
+
+class WorkerLoop {
+ public:
+  WorkerLoop(std::shared_ptr<ConsumerCore> core, int index)
+      : core_owner_(std::move(core)), core_(*core_owner_), index_(index),
+        log_(util::component_logger("quick.worker")), random_(std::random_device{}()) {
+    for (const auto& runtime : core_.databases) sessions_.emplace_back(runtime->config.url);
+  }
+
+  void run() {
+    while (true) {
+      HeldItemPtr held = core_.work_queue.pop(std::chrono::milliseconds(100));
+      if (!held) {
+        if (core_.work_queue.closed()) break;
+        continue;
+      }
+      try {
+        process(held);
+      } catch (...) {
+        // Defensive: process() handles its own errors; nothing may escape the thread.
+        const auto error = store::classify_current_exception();
+        log_->error("worker {}: unexpected error on item {}: {}", index_, held->item.id, error.message);
+      }
+      core_.lease_keeper->let_go(held);
+      core_.work_queue.finished(held);
+    }
+  }
+
+ private:
+  void process(const HeldItemPtr& held) {
+    const Item& item = held->item;
+    if (held->lease_lost.load()) {  // Algorithm 3: double-check the lease before starting
+      consumer::add(core_.counters.items_lease_lost);
+      return;
+    }
+    if (core_.stop_handlers.requested()) {
+      acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "");
+      return;
+    }
+    const auto handler = core_.handlers.find(item.job_type);
+    const JobTypeConfig& type = core_.config.job_type(item.job_type);
+    if (handler == core_.handlers.end()) {
+      give_up(held, type, "no handler registered for job type " + item.job_type);
+      return;
+    }
+    const auto started = Clock::now();
+    core_.counters.pickup_latency.record(held->ready_lag + std::chrono::duration_cast<std::chrono::microseconds>(
+                                                               started - held->dequeued_at));
+    const auto deadline = started + type.execution_bound;
+    held->deadline_ns.store(deadline.time_since_epoch().count());
+    held->running.store(true);
+
+    int inline_retries = 0;
+    while (true) {
+      AttemptOutcome outcome = attempt(handler->second, held, item.error_count + inline_retries + 1, deadline);
+      if (outcome.kind == AttemptOutcome::Kind::kFailed && Clock::now() < deadline && !held->lease_lost.load() &&
+          !core_.stop_handlers.requested()) {
+        FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
+        const auto decision = decide_after_failure(type.retry, facts, unit_random());
+        if (decision.kind == FailureDecision::Kind::kRetryInline) {
+          ++inline_retries;
+          consumer::add(core_.counters.items_inline_retries);
+          log_->debug("item {} failed ({}); retrying in line", item.id, outcome.reason);
+          continue;
+        }
+      }
+      core_.counters.handler_duration.record(
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
+      finish(held, type, outcome, inline_retries);
+      return;
+    }
+  }
+
+  AttemptOutcome attempt(const Handler& handler, const HeldItemPtr& held, int attempt_number,
+                         Clock::time_point deadline) {
+    auto& session = sessions_[static_cast<std::size_t>(held->database)];
+    WorkerJobContext context(core_, held, session, attempt_number, deadline);
+    std::optional<JobResult> result;
+    std::string failure;
+    try {
+      result = handler(context);
+    } catch (const std::exception& error) {
+      failure = std::string("handler threw: ") + error.what();
+    } catch (...) {
+      failure = "handler threw a non-standard exception";
+    }
+    if (!result) {
+      consumer::add(core_.counters.handler_exceptions);
+      // A broken connection inside the handler's transaction must not poison the next item.
+      if (context.open_transaction()) abandon_transaction(context, session);
+    }
+
+    AttemptOutcome outcome;
+    if (held->lease_lost.load()) {
+      outcome.kind = AttemptOutcome::Kind::kLeaseLost;
+    } else if (result && result->kind() == JobResult::Kind::kDone) {
+      outcome.kind = AttemptOutcome::Kind::kDone;  // even if late: completion checks the lease
+    } else if (context.past_deadline()) {
+      consumer::add(core_.counters.items_execution_bound);
+      outcome.kind = AttemptOutcome::Kind::kFailed;
+      outcome.reason = "execution bound exceeded";
+    } else if (!result) {
+      outcome.kind = AttemptOutcome::Kind::kFailed;
+      outcome.reason = failure;
+    } else if (result->kind() == JobResult::Kind::kPermanentFailure) {
+      outcome.kind = AttemptOutcome::Kind::kPermanent;
+      outcome.reason = result->reason();
+    } else {
+      outcome.kind = AttemptOutcome::Kind::kFailed;
+      outcome.reason = result->reason();
+      outcome.retry_delay = result->retry_delay();
+    }
+    if (core_.stop_handlers.requested() && outcome.kind == AttemptOutcome::Kind::kFailed) {
+      outcome.kind = AttemptOutcome::Kind::kInterruptedByStop;
+    }
+
+    if (context.open_transaction()) {
+      if (outcome.kind == AttemptOutcome::Kind::kDone) return complete_in_handler_transaction(context, session, held);
+      abandon_transaction(context, session);
+    }
+    return outcome;
+  }
+
+  // Exactly once: the handler's writes and the completion commit together, or not at all.
+  AttemptOutcome complete_in_handler_transaction(WorkerJobContext& context, consumer::DatabaseSession& session,
+                                                 const HeldItemPtr& held) {
+    AttemptOutcome outcome;
+    auto& txn = *context.open_transaction();
+    try {
+      const Outcome completed = complete_in(txn, held->item.id, *held->item.lease_id);
+      if (completed != Outcome::kDone) {
+        txn.abort();
+        context.open_transaction().reset();
+        outcome.kind = AttemptOutcome::Kind::kLeaseLost;
+        return outcome;
+      }
+      txn.commit();
+      context.open_transaction().reset();
+      outcome.kind = AttemptOutcome::Kind::kCompleted;
+    } catch (const pqxx::in_doubt_error& error) {
+      // Committed or not, the item cannot run twice: if the commit failed, the item is still
+      // queued and vests again when its lease runs out.
+      consumer::add(core_.counters.in_doubt_commits);
+      log_->warn("commit of item {} is in doubt: {}", held->item.id, error.what());
+      context.open_transaction().reset();
+      session.reset();
+      outcome.kind = AttemptOutcome::Kind::kLeaseLost;
+    } catch (...) {
+      const auto error = store::classify_current_exception();
+      consumer::add(core_.counters.database_errors);
+      context.open_transaction().reset();
+      if (error.connection_unusable()) session.reset();
+      outcome.kind = AttemptOutcome::Kind::kFailed;
+      outcome.reason = std::string("could not commit the handler's transaction: ") + error.message;
+    }
+    return outcome;
+  }
+
+  void abandon_transaction(WorkerJobContext& context, consumer::DatabaseSession& session) {
+    try {
+      context.open_transaction()->abort();
+    } catch (...) {
+      session.reset();
+    }
+    context.open_transaction().reset();
+  }
+
+  void finish(const HeldItemPtr& held, const JobTypeConfig& type, const AttemptOutcome& outcome, int inline_retries) {
+    const Item& item = held->item;
+    switch (outcome.kind) {
+      case AttemptOutcome::Kind::kCompleted:
+        consumer::add(core_.counters.items_done);
+        return;
+      case AttemptOutcome::Kind::kDone:
+        acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "");
+        return;
+      case AttemptOutcome::Kind::kLeaseLost:
+        consumer::add(core_.counters.items_lease_lost);
+        log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id, item.tenant);
+        return;
+      case AttemptOutcome::Kind::kInterruptedByStop:
+        acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "");
+        return;
+      case AttemptOutcome::Kind::kPermanent:
+        give_up(held, type, outcome.reason);
+        return;
+      case AttemptOutcome::Kind::kFailed: {
+        FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
+        facts.inline_retries_done = type.retry.inline_retries;  // in-line retries are over
+        const auto decision = decide_after_failure(type.retry, facts, unit_random());
+        if (decision.kind == FailureDecision::Kind::kGiveUp) {
+          give_up(held, type, outcome.reason + "; " + decision.reason);
+        } else {
+          log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id, item.tenant,
+                     item.error_count + 1, outcome.reason, decision.delay.count());
+          acknowledge(held, store::AckAction::kRetry, decision.delay, outcome.reason);
+        }
+        return;
+      }
+    }
+  }
+
+  void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason) {
+    const bool keep = type.retry.on_permanent_failure == PermanentFailureAction::kMoveToDeadItems;
+    log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id, held->item.tenant,
+                held->item.job_type, reason, keep ? "moved to quick.dead_items" : "deleted");
+    acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0),
+                reason);
+  }
+
+  void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
+                   const std::string& error) {
+    core_.ack_queue.push(consumer::PendingAck{
+        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error}});
+  }
+
+  double unit_random() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }
+
+  std::shared_ptr<ConsumerCore> core_owner_;
+  ConsumerCore& core_;
+  int index_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::vector<consumer::DatabaseSession> sessions_;
+  std::mt19937_64 random_;
+};
+
+}  // namespace
+
+void run_worker(std::shared_ptr<ConsumerCore> core, int worker_index) {
+  WorkerLoop(std::move(core), worker_index).run();
+}
+
+}  // namespace quick::worker

@@ -21,8 +21,10 @@ using Millis = std::chrono::milliseconds;
 
 // One Postgres database with its own top-level queue.
 struct DatabaseConfig {
-  std::string name;  // a label for logs and stats; default "db<N>"
-  std::string url;   // libpq connection string or URI
+  // A label for logs and stats; non-empty and unique. Default (YAML and Consumer): "db<N>", the
+  // database's 1-based position.
+  std::string name;
+  std::string url;   // libpq connection string or URI; non-empty. YAML: url, or url_env: NAME.
 };
 
 // Algorithm 1: the Scanner.
@@ -59,7 +61,7 @@ struct ManagerConfig {
 struct WorkerConfig {
   int threads = 8;                     // Worker threads. 1..1024.
   Millis item_lease_duration{30000};   // item lease; extended while the handler runs. 1s..1d.
-  // How often leases of running items are extended. Must be below item_lease_duration.
+  // How often leases of held items are extended. Range 1ms..item_lease_duration (exclusive).
   // Default: a third of item_lease_duration.
   std::optional<Millis> lease_extend_interval;
   // Items buffered locally beyond those running; the Scanner peeks only when the buffer has
@@ -92,7 +94,7 @@ struct JobTypeConfig {
   RetryPolicy retry;
   // For `quick worker` only: the command run for each item (argv; the payload is its stdin).
   std::vector<std::string> command;
-  int permanent_failure_exit_code = 75;  // `quick worker`: this exit status = permanent failure.
+  int permanent_failure_exit_code = 75;  // `quick worker`: this exit status = permanent failure. 1..255.
 };
 
 struct ConsumerConfig {
@@ -102,7 +104,7 @@ struct ConsumerConfig {
   ManagerConfig manager;
   WorkerConfig worker;
   JobTypeConfig default_job_type;  // for job types not listed below
-  std::map<std::string, JobTypeConfig> job_types;
+  std::map<std::string, JobTypeConfig> job_types;  // names 1..100 characters; in YAML each starts from default_job_type
   Millis stop_deadline{10000};  // how long stop() lets running handlers finish. 0..1h.
   Millis reconnect_delay_max{5000};  // cap of the reconnect/retry backoff of every loop. 10ms..10min.
 

@@ -4,7 +4,6 @@
 // carry a password.
 #include "quick/config.h"
 
-#include <cmath>
 #include <set>
 #include <sstream>
 

@@ -2,8 +2,6 @@
 // passes silently: unknown or repeated keys, wrong types and durations without a unit are errors
 // naming the option's YAML path and its line and column. Ranges are left to validate(), which
 // runs once at the end.
-#include <yaml-cpp/yaml.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +10,8 @@
 #include <set>
 #include <sstream>
 #include <utility>
+
+#include <yaml-cpp/yaml.h>
 
 #include "quick/config.h"
 #include "quick/database.h"
@@ -125,16 +125,18 @@ using Entries = std::vector<Entry>;
 // The (key, value) pairs of a mapping, in file order. An absent or empty (null) mapping has none,
 // so a section whose options are all commented out means "all defaults". yaml-cpp keeps repeated
 // keys and lookups return the first, so repeats are rejected here rather than half-applied.
-Entries entries_of(const YAML::Node& node, const std::string& option) {
+// `path` is the mapping's YAML path; "" for the top level.
+Entries entries_of(const YAML::Node& node, const std::string& path) {
   Entries entries;
   if (!node.IsDefined() || node.IsNull()) return entries;
-  if (!node.IsMap()) fail(node, option + " must be a mapping of options, got " + describe(node));
+  const std::string name = path.empty() ? "the configuration" : path;
+  if (!node.IsMap()) fail(node, name + " must be a mapping of options, got " + describe(node));
   std::set<std::string> seen;
   for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) fail(entry.first, "a key of " + option + " must be a plain name");
+    if (!entry.first.IsScalar()) fail(entry.first, "a key of " + name + " must be a plain name");
     const std::string key = entry.first.Scalar();
     if (!seen.insert(key).second) {
-      fail(entry.first, option + "." + key + " is given more than once");
+      fail(entry.first, (path.empty() ? key : path + "." + key) + " is given more than once");
     }
     entries.push_back({key, entry.first, entry.second});
   }
@@ -146,8 +148,7 @@ class Section {
  public:
   // `path` is the section's YAML path; "" for the top level.
   Section(const YAML::Node& node, std::string path, std::vector<std::string> known_keys)
-      : path_(std::move(path)),
-        entries_(entries_of(node, path_.empty() ? "the configuration" : path_)) {
+      : path_(std::move(path)), entries_(entries_of(node, path_)) {
     for (const Entry& entry : entries_) {
       bool known = false;
       for (const std::string& known_key : known_keys) known = known || entry.key == known_key;

@@ -17,6 +17,9 @@ void validate_connection_string(const std::string& conninfo);
 // Validates `conninfo`, then connects. Connection failures arrive as pqxx::broken_connection.
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo);
 
+// `conninfo` pointing at database `dbname` instead (works for keyword/value strings and URIs).
+std::string with_database_name(const std::string& conninfo, const std::string& dbname);
+
 // The connection string from the environment variable QUICK_DATABASE_URL, or "" when unset.
 std::string database_url_from_environment();
 

@@ -71,6 +71,9 @@ class JobContext {
   virtual const std::string& database_name() const = 0;
   // 1 for the first attempt, counting earlier failed attempts (error_count) and inline retries.
   virtual int attempt() const = 0;
+  // How long the item waited between vesting (enqueue, or the end of its delay or backoff) and
+  // the start of this handler run: the pickup latency.
+  virtual std::chrono::microseconds waited() const = 0;
 
   // A transaction on the item's database, opened on first call; see the header comment.
   virtual pqxx::work& transaction() = 0;

@@ -19,5 +19,6 @@ void add_migrate_command(CLI::App& app);   // migrate
 void add_enqueue_command(CLI::App& app);   // enqueue
 void add_stats_command(CLI::App& app);     // stats
 void add_demo_command(CLI::App& app);      // demo
+void add_worker_command(CLI::App& app);    // worker
 
 }  // namespace quick::cli

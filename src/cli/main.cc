@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   quick::cli::add_enqueue_command(app);
   quick::cli::add_stats_command(app);
   quick::cli::add_demo_command(app);
+  quick::cli::add_worker_command(app);
   CLI11_PARSE(app, argc, argv);
 
   try {

@@ -1,5 +1,7 @@
 #include "quick/database.h"
 
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 #include <libpq-fe.h>
@@ -24,6 +26,31 @@ void validate_connection_string(const std::string& conninfo) {
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo) {
   validate_connection_string(conninfo);
   return std::make_unique<pqxx::connection>(conninfo);
+}
+
+std::string with_database_name(const std::string& conninfo, const std::string& dbname) {
+  validate_connection_string(conninfo);
+  if (conninfo.rfind("postgresql://", 0) == 0 || conninfo.rfind("postgres://", 0) == 0) {
+    // A URI: a dbname query parameter, last so that it wins, overrides the path's database.
+    std::string encoded;
+    for (unsigned char c : dbname) {
+      if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
+        encoded += static_cast<char>(c);
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        encoded += hex;
+      }
+    }
+    return conninfo + (conninfo.find('?') == std::string::npos ? "?" : "&") + "dbname=" + encoded;
+  }
+  // Keyword/value: a later keyword wins. Quote the value as libpq wants.
+  std::string quoted = "'";
+  for (char c : dbname) {
+    if (c == '\\' || c == '\'') quoted += '\\';
+    quoted += c;
+  }
+  return conninfo + " dbname=" + quoted + "'";
 }
 
 std::string database_url_from_environment() {

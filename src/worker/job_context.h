@@ -15,14 +15,15 @@ class WorkerJobContext : public JobContext {
  public:
   WorkerJobContext(const consumer::ConsumerCore& core, const consumer::HeldItemPtr& held,
                    consumer::DatabaseSession& session, int attempt,
-                   std::chrono::steady_clock::time_point deadline)
-      : core_(core), held_(held), session_(session), attempt_(attempt), deadline_(deadline) {}
+                   std::chrono::steady_clock::time_point deadline, std::chrono::microseconds waited)
+      : core_(core), held_(held), session_(session), attempt_(attempt), deadline_(deadline), waited_(waited) {}
 
   const Item& item() const override { return held_->item; }
   const std::string& database_name() const override {
     return core_.databases[static_cast<std::size_t>(held_->database)]->config.name;
   }
   int attempt() const override { return attempt_; }
+  std::chrono::microseconds waited() const override { return waited_; }
   pqxx::work& transaction() override;
   bool should_stop() const override;
   std::chrono::steady_clock::time_point deadline() const override { return deadline_; }
@@ -37,6 +38,7 @@ class WorkerJobContext : public JobContext {
   consumer::DatabaseSession& session_;
   int attempt_;
   std::chrono::steady_clock::time_point deadline_;
+  std::chrono::microseconds waited_;
   std::optional<pqxx::work> transaction_;
 };
 

@@ -77,15 +77,16 @@ class WorkerLoop {
       return;
     }
     const auto started = Clock::now();
-    core_.counters.pickup_latency.record(held->ready_lag + std::chrono::duration_cast<std::chrono::microseconds>(
-                                                               started - held->dequeued_at));
+    const auto waited = held->ready_lag + std::chrono::duration_cast<std::chrono::microseconds>(started - held->dequeued_at);
+    core_.counters.pickup_latency.record(waited);
     const auto deadline = started + type.execution_bound;
     held->deadline_ns.store(deadline.time_since_epoch().count());
     held->running.store(true);
 
     int inline_retries = 0;
     while (true) {
-      AttemptOutcome outcome = attempt(handler->second, held, item.error_count + inline_retries + 1, deadline);
+      AttemptOutcome outcome =
+          attempt(handler->second, held, item.error_count + inline_retries + 1, deadline, waited);
       if (outcome.kind == AttemptOutcome::Kind::kFailed && Clock::now() < deadline && !held->lease_lost.load() &&
           !core_.stop_handlers.requested()) {
         FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
@@ -105,9 +106,9 @@ class WorkerLoop {
   }
 
   AttemptOutcome attempt(const Handler& handler, const HeldItemPtr& held, int attempt_number,
-                         Clock::time_point deadline) {
+                         Clock::time_point deadline, std::chrono::microseconds waited) {
     auto& session = sessions_[static_cast<std::size_t>(held->database)];
-    WorkerJobContext context(core_, held, session, attempt_number, deadline);
+    WorkerJobContext context(core_, held, session, attempt_number, deadline, waited);
     std::optional<JobResult> result;
     std::string failure;
     try {

@@ -1,0 +1,43 @@
+#include "cli/command_handler.h"
+
+#include "util/logging.h"
+#include "util/subprocess.h"
+
+namespace quick::cli {
+namespace {
+
+// The last line(s) of a command's output, short enough for an error message.
+std::string output_tail(const std::string& output) {
+  constexpr std::size_t kMax = 500;
+  std::string tail = output.size() > kMax ? "..." + output.substr(output.size() - kMax) : output;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  return tail;
+}
+
+}  // namespace
+
+Handler make_command_handler(const std::string& job_type, const JobTypeConfig& settings) {
+  auto log = util::component_logger("quick.command");
+  return [job_type, settings, log](JobContext& job) -> JobResult {
+    const Item& item = job.item();
+    util::ProcessOptions options;
+    options.argv = settings.command;
+    options.stdin_data = item.payload;
+    options.should_stop = [&job] { return job.should_stop(); };
+    options.extra_environment = {"QUICK_ITEM_ID=" + std::to_string(item.id), "QUICK_TENANT=" + item.tenant,
+                                 "QUICK_JOB_TYPE=" + item.job_type, "QUICK_ATTEMPT=" + std::to_string(job.attempt()),
+                                 "QUICK_DATABASE=" + job.database_name()};
+    const auto result = util::run_process(options);
+    const std::string tail = output_tail(result.output);
+    if (!tail.empty()) log->info("{} item {} (tenant {}): {}", job_type, item.id, item.tenant, tail);
+    if (!result.started) return JobResult::retry("command could not start: " + result.output);
+    if (result.succeeded()) return JobResult::done();
+    const std::string what = settings.command.front() + " " + result.describe() + (tail.empty() ? "" : ": " + tail);
+    if (result.exit_code && *result.exit_code == settings.permanent_failure_exit_code) {
+      return JobResult::permanent_failure(what);
+    }
+    return JobResult::retry(what);
+  };
+}
+
+}  // namespace quick::cli

@@ -1,0 +1,85 @@
+// quick worker --config FILE: runs a consumer whose job types map to commands (see
+// command_handler.h and docs/configuration.md) until SIGINT or SIGTERM, printing its counters
+// every --stats-interval and when it stops.
+#include <signal.h>
+
+#include <ctime>
+#include <iostream>
+
+#include "cli/command_handler.h"
+#include "cli/commands.h"
+#include "quick/consumer.h"
+#include "quick/database.h"
+#include "quick/errors.h"
+#include "quick/migrate.h"
+#include "util/duration.h"
+#include "util/logging.h"
+
+namespace quick::cli {
+namespace {
+
+struct WorkerOptions {
+  std::string config_file;
+  std::string stats_interval = "10s";
+};
+
+// Blocks SIGINT/SIGTERM in this thread and in every thread it starts afterwards, so that only
+// the main thread's sigtimedwait sees them.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int run_worker_command(const WorkerOptions& options) {
+  ConsumerConfig config = load_config_file(options.config_file);
+  for (const auto& [job_type, settings] : config.job_types) {
+    if (settings.command.empty()) {
+      throw InvalidArgument("job_types." + job_type + ".command is required by `quick worker`");
+    }
+  }
+  for (const auto& database : config.databases) {
+    auto conn = connect(database.url);
+    require_current_schema(*conn);  // a configured database is migrated explicitly
+  }
+  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(util::parse_duration(options.stats_interval));
+
+  const sigset_t signals = block_stop_signals();
+  Consumer consumer(config);
+  for (const auto& [job_type, settings] : config.job_types) {
+    consumer.handle(job_type, make_command_handler(job_type, settings));
+  }
+  consumer.start();
+  auto log = util::component_logger("quick.cli");
+  log->info("worker running ({} job types); SIGINT or SIGTERM stops it", config.job_types.size());
+  while (true) {
+    timespec timeout{static_cast<time_t>(interval.count() / 1000), static_cast<long>((interval.count() % 1000) * 1000000)};
+    const int signal = sigtimedwait(&signals, nullptr, &timeout);
+    if (signal == SIGINT || signal == SIGTERM) {
+      log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      break;
+    }
+    std::cerr << consumer.stats().to_string() << std::endl;
+  }
+  consumer.stop();
+  std::cout << consumer.stats().to_string() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app) {
+  auto options = std::make_shared<WorkerOptions>();
+  auto* command = app.add_subcommand("worker", "Run a consumer: each job type runs a command (payload on stdin)");
+  command->add_option("--config", options->config_file, "YAML configuration (docs/configuration.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--stats-interval", options->stats_interval, "how often to print counters")
+      ->capture_default_str();
+  on_selected(*command, [options] { return run_worker_command(*options); });
+}
+
+}  // namespace quick::cli

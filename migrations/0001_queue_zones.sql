@@ -171,6 +171,40 @@ END
 $$;
 
 ------------------------------------------------------------------------------------------------
+-- Items of these zones vest at these times (a requeue, a released lease): where the zone's
+-- pointer is parked later than that and no consumer holds it, record a pull request, which a
+-- consumer applies after this transaction commits. The pointer is locked FOR KEY SHARE, as by
+-- enqueue: a concurrent settle then either waits for this transaction (and sees the item) or has
+-- committed what it parked, which this statement sees (READ COMMITTED). Callers under REPEATABLE
+-- READ or SERIALIZABLE may see an older pointer version, so they always record a request.
+------------------------------------------------------------------------------------------------
+CREATE FUNCTION quick.request_pointer_pulls(tenants text[], vesting_times timestamptz[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    requested integer;
+BEGIN
+    WITH wanted AS (
+        SELECT w.t AS tenant, min(w.v) AS vesting_time
+          FROM unnest(tenants, vesting_times) w(t, v) GROUP BY w.t),
+    locked AS (
+        SELECT w.tenant, w.vesting_time AS wanted_vesting, p.vesting_time, p.lease_id
+          FROM (SELECT * FROM wanted ORDER BY tenant) w
+          CROSS JOIN LATERAL (
+                SELECT p.vesting_time, p.lease_id FROM quick.pointers p
+                 WHERE p.tenant = w.tenant FOR KEY SHARE) p),
+    requests AS (
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time)
+        SELECT l.tenant, l.wanted_vesting FROM locked l
+         WHERE (l.vesting_time > l.wanted_vesting AND l.lease_id IS NULL)
+            OR current_setting('transaction_isolation') <> 'read committed'
+        RETURNING 1)
+    SELECT count(*) INTO requested FROM requests;
+    RETURN requested;
+END
+$$;
+
+------------------------------------------------------------------------------------------------
 -- Enqueue: runs inside the caller's transaction, at any isolation level, and never commits.
 --
 -- Protocol (docs/protocol.md): lock the tenant's pointer FOR KEY SHARE, which conflicts only with
@@ -199,11 +233,23 @@ DECLARE
     pointer_vesting   timestamptz;
     pointer_lease     uuid;
     pointer_created   boolean := false;
+    max_payload       integer := (SELECT max_payload_bytes FROM quick.settings);
 BEGIN
-    PERFORM quick.check_new_item(enqueue.tenant, enqueue.job_type, enqueue.payload,
-                                 enqueue.vesting_delay, enqueue.client_item_id,
-                                 (SELECT max_payload_bytes FROM quick.settings), 'quick.enqueue');
-    PERFORM quick.check_argument(enqueue.priority IS NOT NULL, 'quick.enqueue: priority must not be NULL');
+    -- The checks of quick.check_new_item, inlined: calling it costs a plpgsql function call per
+    -- enqueue. Only when one fails (or cannot be decided here) is it called, to raise its error.
+    IF NOT coalesce(length(enqueue.tenant) BETWEEN 1 AND 200
+                    AND length(enqueue.job_type) BETWEEN 1 AND 100
+                    AND pg_column_size(enqueue.payload) <= max_payload
+                    AND enqueue.vesting_delay >= interval '0'
+                    AND (enqueue.client_item_id IS NULL OR length(enqueue.client_item_id) BETWEEN 1 AND 200),
+                    false) THEN
+        PERFORM quick.check_new_item(enqueue.tenant, enqueue.job_type, enqueue.payload,
+                                     enqueue.vesting_delay, enqueue.client_item_id, max_payload,
+                                     'quick.enqueue');
+    END IF;
+    IF enqueue.priority IS NULL THEN
+        PERFORM quick.check_argument(false, 'quick.enqueue: priority must not be NULL');
+    END IF;
 
     LOOP
         SELECT p.vesting_time, p.lease_id INTO pointer_vesting, pointer_lease
@@ -262,6 +308,7 @@ DECLARE
     element       jsonb;
     position      integer;
     unknown_key   text;
+    all_valid     boolean;
     v_tenant      text[] := '{}';
     v_job_type    text[] := '{}';
     v_payload     jsonb[] := '{}';
@@ -271,9 +318,11 @@ DECLARE
     delay         interval;
     prio          integer;
     pending       text[];
+    pending_first timestamptz[];
+    new_ids       bigint[];
+    was_inserted  boolean[];
     locked        text[];
     created       text[];
-    all_created   text[] := '{}';
     is_rc         boolean := current_setting('transaction_isolation') = 'read committed';
 BEGIN
     IF items IS NULL OR jsonb_typeof(items) <> 'array' THEN
@@ -281,79 +330,141 @@ BEGIN
             MESSAGE = 'quick.enqueue_batch: items must be a JSON array of item objects';
     END IF;
 
-    position := 0;
-    FOR element IN SELECT value FROM jsonb_array_elements(items) LOOP
-        position := position + 1;
-        IF jsonb_typeof(element) <> 'object' THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-                MESSAGE = format('quick.enqueue_batch: item %s must be a JSON object', position);
-        END IF;
-        SELECT k INTO unknown_key FROM jsonb_object_keys(element) k
-         WHERE k NOT IN ('tenant', 'job_type', 'payload', 'vesting_delay', 'priority', 'client_item_id')
-         LIMIT 1;
-        IF unknown_key IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-                MESSAGE = format('quick.enqueue_batch: item %s has unknown key "%s"', position, unknown_key);
-        END IF;
-        BEGIN
-            delay := coalesce((element->>'vesting_delay')::interval, interval '0');
-            prio := coalesce((element->>'priority')::integer, 0);
-        EXCEPTION WHEN invalid_datetime_format OR invalid_text_representation
-                    OR numeric_value_out_of_range OR datetime_field_overflow THEN
-            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-                MESSAGE = format('quick.enqueue_batch: item %s has a malformed vesting_delay or priority: %s',
-                                 position, SQLERRM);
-        END;
-        PERFORM quick.check_new_item(element->>'tenant', element->>'job_type',
-                                     coalesce(element->'payload', '{}'::jsonb), delay,
-                                     element->>'client_item_id', max_payload,
-                                     format('quick.enqueue_batch item %s', position));
-        v_tenant    := v_tenant    || (element->>'tenant');
-        v_job_type  := v_job_type  || (element->>'job_type');
-        v_payload   := v_payload   || coalesce(element->'payload', '{}'::jsonb);
-        v_vesting   := v_vesting   || (now_ts + delay);
-        v_priority  := v_priority  || prio;
-        v_client_id := v_client_id || (element->>'client_item_id');
-    END LOOP;
+    -- Fast path: parse and validate every element in one statement, with exactly the checks of
+    -- the per-element loop below (object, known keys, quick.check_new_item) and the same casts.
+    -- Only if some element fails (or a cast raises) does the loop run, from scratch, to raise the
+    -- first error with its exact message. The exception block is one read-only subtransaction
+    -- per batch (no xid), instead of one per element plus a plpgsql call per element.
+    BEGIN
+        SELECT count(*)::integer, coalesce(bool_and(f.valid), true),
+               array_agg(f.t), array_agg(f.jt), array_agg(f.pl), array_agg(now_ts + f.delay),
+               array_agg(f.prio), array_agg(f.cid)
+          INTO position, all_valid, v_tenant, v_job_type, v_payload, v_vesting, v_priority, v_client_id
+          -- The aggregates read the rows in the sorted subquery's order (one sort, not eight).
+          FROM (SELECT e.t, e.jt, e.pl, e.cid, e.delay, e.prio,
+                       coalesce(CASE WHEN jsonb_typeof(e.element) <> 'object' THEN false
+                                     WHEN e.element - '{tenant,job_type,payload,vesting_delay,priority,client_item_id}'::text[]
+                                          <> '{}'::jsonb THEN false
+                                     ELSE length(e.t) BETWEEN 1 AND 200
+                                          AND length(e.jt) BETWEEN 1 AND 100
+                                          AND pg_column_size(e.pl) <= max_payload
+                                          AND e.delay >= interval '0'
+                                          AND (e.cid IS NULL OR length(e.cid) BETWEEN 1 AND 200)
+                                END, false) AS valid
+                  FROM (SELECT a.ord, a.element,
+                               a.element->>'tenant' AS t, a.element->>'job_type' AS jt,
+                               coalesce(a.element->'payload', '{}'::jsonb) AS pl,
+                               a.element->>'client_item_id' AS cid,
+                               coalesce((a.element->>'vesting_delay')::interval, interval '0') AS delay,
+                               coalesce((a.element->>'priority')::integer, 0) AS prio
+                          FROM jsonb_array_elements(items) WITH ORDINALITY AS a(element, ord)) e
+                 ORDER BY e.ord) f;
+    EXCEPTION WHEN OTHERS THEN
+        all_valid := false;
+    END;
+
+    IF NOT all_valid THEN
+        v_tenant := '{}'; v_job_type := '{}'; v_payload := '{}'; v_vesting := '{}';
+        v_priority := '{}'; v_client_id := '{}';
+        position := 0;
+        FOR element IN SELECT value FROM jsonb_array_elements(items) LOOP
+            position := position + 1;
+            IF jsonb_typeof(element) <> 'object' THEN
+                RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                    MESSAGE = format('quick.enqueue_batch: item %s must be a JSON object', position);
+            END IF;
+            SELECT k INTO unknown_key FROM jsonb_object_keys(element) k
+             WHERE k NOT IN ('tenant', 'job_type', 'payload', 'vesting_delay', 'priority', 'client_item_id')
+             LIMIT 1;
+            IF unknown_key IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                    MESSAGE = format('quick.enqueue_batch: item %s has unknown key "%s"', position, unknown_key);
+            END IF;
+            BEGIN
+                delay := coalesce((element->>'vesting_delay')::interval, interval '0');
+                prio := coalesce((element->>'priority')::integer, 0);
+            EXCEPTION WHEN invalid_datetime_format OR invalid_text_representation
+                        OR numeric_value_out_of_range OR datetime_field_overflow
+                        OR interval_field_overflow THEN
+                RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                    MESSAGE = format('quick.enqueue_batch: item %s has a malformed vesting_delay or priority: %s',
+                                     position, SQLERRM);
+            END;
+            PERFORM quick.check_new_item(element->>'tenant', element->>'job_type',
+                                         coalesce(element->'payload', '{}'::jsonb), delay,
+                                         element->>'client_item_id', max_payload,
+                                         format('quick.enqueue_batch item %s', position));
+            v_tenant    := v_tenant    || (element->>'tenant');
+            v_job_type  := v_job_type  || (element->>'job_type');
+            v_payload   := v_payload   || coalesce(element->'payload', '{}'::jsonb);
+            v_vesting   := v_vesting   || (now_ts + delay);
+            v_priority  := v_priority  || prio;
+            v_client_id := v_client_id || (element->>'client_item_id');
+        END LOOP;
+    END IF;
     IF position = 0 THEN
         RETURN;
     END IF;
 
     -- Lock or create every tenant's pointer, in tenant order so that two batches creating the same
-    -- new pointers cannot deadlock on the unique index.
-    SELECT array_agg(DISTINCT t ORDER BY t) INTO pending FROM unnest(v_tenant) t;
+    -- new pointers cannot deadlock on the unique index. pending lists the tenants still to lock,
+    -- sorted, with pending_first the earliest vesting time of each one's new items. Each pointer
+    -- is locked through its own index lookup (a LATERAL subquery with a locking clause is never
+    -- flattened, so the plan is a nested loop in pending's order): "tenant = ANY (pending)" gets a
+    -- generic plan that can scan the whole pointers table, O(pointers) per batch.
+    SELECT array_agg(u.t ORDER BY u.t), array_agg(u.first ORDER BY u.t)
+      INTO pending, pending_first
+      FROM (SELECT x.t, min(x.v) AS first FROM unnest(v_tenant, v_vesting) x(t, v) GROUP BY x.t) u;
     LOOP
         WITH l AS (
-            SELECT p.tenant, p.vesting_time, p.lease_id
-              FROM quick.pointers p WHERE p.tenant = ANY (pending)
-             ORDER BY p.tenant FOR KEY SHARE),
+            SELECT p.tenant, p.vesting_time, p.lease_id, s.first
+              FROM unnest(pending, pending_first) s(t, first)
+              CROSS JOIN LATERAL (
+                    SELECT p.tenant, p.vesting_time, p.lease_id FROM quick.pointers p
+                     WHERE p.tenant = s.t FOR KEY SHARE) p),
         pulls AS (
             INSERT INTO quick.pointer_pulls (tenant, vesting_time)
-            SELECT l.tenant, m.first_vesting
-              FROM l JOIN (SELECT t, min(v) AS first_vesting FROM unnest(v_tenant, v_vesting) u(t, v)
-                            GROUP BY t) m ON m.t = l.tenant
-             WHERE (l.vesting_time > m.first_vesting AND l.lease_id IS NULL) OR NOT is_rc
-            RETURNING 1)
+            SELECT l.tenant, l.first FROM l
+             WHERE (l.vesting_time > l.first AND l.lease_id IS NULL) OR NOT is_rc)
         SELECT array_agg(l.tenant) INTO locked FROM l;
-        pending := ARRAY(SELECT unnest(pending) EXCEPT SELECT unnest(locked));
-        EXIT WHEN cardinality(pending) = 0;
+        -- Tenants are distinct and each matches at most one pointer, so equal counts mean done.
+        EXIT WHEN coalesce(cardinality(locked), 0) = cardinality(pending);
+        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t) INTO pending, pending_first
+          FROM unnest(pending, pending_first) u(t, f) WHERE u.t <> ALL (coalesce(locked, '{}'));
         WITH ins AS (
             INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
-            SELECT t, min(v), now_ts FROM unnest(v_tenant, v_vesting) u(t, v)
-             WHERE t = ANY (pending) GROUP BY t ORDER BY t
+            SELECT u.t, u.f, now_ts FROM unnest(pending, pending_first) u(t, f) ORDER BY u.t
             ON CONFLICT (tenant) DO NOTHING
             RETURNING tenant)
         SELECT array_agg(ins.tenant) INTO created FROM ins;
-        pending := ARRAY(SELECT unnest(pending) EXCEPT SELECT unnest(created));
-        EXIT WHEN cardinality(pending) = 0;
+        EXIT WHEN coalesce(cardinality(created), 0) = cardinality(pending);
+        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t) INTO pending, pending_first
+          FROM unnest(pending, pending_first) u(t, f) WHERE u.t <> ALL (coalesce(created, '{}'));
     END LOOP;
 
-    -- Ids are drawn up front so that each input position knows its id; items whose client id
-    -- already exists are not inserted and report the existing item's id.
-    RETURN QUERY
+    -- Ids are drawn up front so that each input position knows its id.
+    IF cardinality(array_remove(v_client_id, NULL)) = 0 THEN
+        -- No client item ids: nothing can conflict, so a plain INSERT does (ON CONFLICT would
+        -- make every row a speculative insertion, with an extra WAL record each).
+        RETURN QUERY
+        WITH input AS (
+            SELECT u.ord::integer AS ord, u.t, u.jt, u.pl, u.vt, u.pr,
+                   nextval('quick.items_id_seq') AS new_id
+              FROM unnest(v_tenant, v_job_type, v_payload, v_vesting, v_priority)
+                   WITH ORDINALITY AS u(t, jt, pl, vt, pr, ord)),
+        inserted AS (
+            INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, payload)
+            SELECT new_id, t, jt, pr, vt, pl FROM input ORDER BY ord)
+        SELECT input.ord, input.new_id, false FROM input ORDER BY input.ord;
+        RETURN;
+    END IF;
+
+    -- Items whose client id already exists are not inserted and report the existing item's id.
+    -- That lookup is a second statement: under READ COMMITTED its fresh snapshot sees an item
+    -- that a concurrent transaction committed while our INSERT waited for it (the INSERT's own
+    -- snapshot cannot), and our own earlier rows, for duplicates within the batch.
     WITH input AS (
-        SELECT u.ord::integer AS ord, u.t, u.jt, u.pl, u.vt, u.pr, u.cid,
-               nextval('quick.items_id_seq') AS new_id
+        SELECT u.ord, u.t, u.jt, u.pl, u.vt, u.pr, u.cid, nextval('quick.items_id_seq') AS new_id
           FROM unnest(v_tenant, v_job_type, v_payload, v_vesting, v_priority, v_client_id)
                WITH ORDINALITY AS u(t, jt, pl, vt, pr, cid, ord)),
     inserted AS (
@@ -361,18 +472,17 @@ BEGIN
         SELECT new_id, t, jt, pr, vt, pl, cid FROM input ORDER BY ord
         ON CONFLICT (tenant, client_item_id) WHERE client_item_id IS NOT NULL DO NOTHING
         RETURNING id)
-    SELECT input.ord,
-           coalesce(ins.id, existing.id, first_in_batch.new_id),
-           ins.id IS NULL
-      FROM input
-      LEFT JOIN inserted ins ON ins.id = input.new_id
-      LEFT JOIN quick.items existing
-             ON input.cid IS NOT NULL AND existing.tenant = input.t AND existing.client_item_id = input.cid
-      LEFT JOIN LATERAL (
-            SELECT i2.new_id FROM input i2
-             WHERE input.cid IS NOT NULL AND i2.t = input.t AND i2.cid = input.cid
-             ORDER BY i2.ord LIMIT 1) first_in_batch ON true
-     ORDER BY input.ord;
+    SELECT array_agg(input.new_id ORDER BY input.ord), array_agg(ins.id IS NOT NULL ORDER BY input.ord)
+      INTO new_ids, was_inserted
+      FROM input LEFT JOIN inserted ins ON ins.id = input.new_id;
+
+    RETURN QUERY
+    SELECT u.ord::integer,
+           CASE WHEN u.ins THEN u.id
+                ELSE (SELECT i.id FROM quick.items i WHERE i.tenant = u.t AND i.client_item_id = u.cid) END,
+           NOT u.ins
+      FROM unnest(new_ids, was_inserted, v_tenant, v_client_id) WITH ORDINALITY AS u(id, ins, t, cid, ord)
+     ORDER BY u.ord;
 END
 $$;
 
@@ -494,6 +604,9 @@ CREATE FUNCTION quick.requeue(item_id bigint, lease_id uuid, vesting_delay inter
 RETURNS quick.outcome
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+    zone     text;
+    vests_at timestamptz;
 BEGIN
     PERFORM quick.check_argument(requeue.vesting_delay >= interval '0',
         'quick.requeue: vesting_delay must be zero or positive, got %s',
@@ -502,8 +615,10 @@ BEGIN
        SET vesting_time = statement_timestamp() + requeue.vesting_delay, lease_id = NULL,
            error_count = i.error_count + 1, last_error = coalesce(requeue.error, i.last_error)
      WHERE i.id = requeue.item_id
-       AND (requeue.lease_id IS NULL OR i.lease_id = requeue.lease_id);
+       AND (requeue.lease_id IS NULL OR i.lease_id = requeue.lease_id)
+    RETURNING i.tenant, i.vesting_time INTO zone, vests_at;
     IF FOUND THEN
+        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at]);
         RETURN 'done';
     END IF;
     RETURN quick.item_miss_reason(requeue.item_id);
@@ -515,6 +630,9 @@ CREATE FUNCTION quick.release_lease(item_id bigint, lease_id uuid, vesting_delay
 RETURNS quick.outcome
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE
+    zone     text;
+    vests_at timestamptz;
 BEGIN
     PERFORM quick.check_argument(release_lease.vesting_delay >= interval '0',
         'quick.release_lease: vesting_delay must be zero or positive, got %s',
@@ -522,8 +640,10 @@ BEGIN
     PERFORM quick.check_argument(release_lease.lease_id IS NOT NULL, 'quick.release_lease: lease_id must not be NULL');
     UPDATE quick.items i
        SET vesting_time = statement_timestamp() + release_lease.vesting_delay, lease_id = NULL
-     WHERE i.id = release_lease.item_id AND i.lease_id = release_lease.lease_id;
+     WHERE i.id = release_lease.item_id AND i.lease_id = release_lease.lease_id
+    RETURNING i.tenant, i.vesting_time INTO zone, vests_at;
     IF FOUND THEN
+        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at]);
         RETURN 'done';
     END IF;
     RETURN quick.item_miss_reason(release_lease.item_id);
@@ -539,11 +659,17 @@ $$;
 -- Vested pointers in vesting order, read from the pointers_vesting index only.
 CREATE FUNCTION quick.peek_pointers(max_pointers integer)
 RETURNS TABLE (tenant text, vesting_time timestamptz)
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_argument(max_pointers >= 0,
+        'quick.peek_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
+    RETURN QUERY
     SELECT p.tenant, p.vesting_time FROM quick.pointers p
      WHERE p.vesting_time <= statement_timestamp()
      ORDER BY p.vesting_time, p.tenant
-     LIMIT max_pointers
+     LIMIT max_pointers;
+END
 $$;
 
 -- Lease the named pointers that are vested and not locked; returns the ones won. A pointer lease
@@ -600,7 +726,9 @@ $$;
 -- fresh snapshot sees every enqueue that committed before the lock, then write. A single-statement
 -- form or a REPEATABLE READ/SERIALIZABLE transaction would miss those enqueues and orphan zones
 -- (docs/protocol.md). Pointers an enqueuer holds right now are just released to vest now.
--- Returns what happened to each pointer; lease_lost means the lease id no longer matched.
+-- Returns what happened to each pointer: requeued, parked, collected, released_busy; skipped
+-- when another session held it at that instant (it vests when our lease runs out); lease_lost
+-- when the lease id no longer matched. Never waits on a row lock.
 CREATE FUNCTION quick.settle_pointers(tenants text[], lease_ids uuid[], items_found boolean[],
                                       min_inactive interval)
 RETURNS TABLE (tenant text, action text, next_vesting_time timestamptz)
@@ -611,6 +739,7 @@ DECLARE
     locked_tenants  text[];
     locked_active   timestamptz[];
     locked_first    timestamptz[];
+    busy_tenants    text[];
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
@@ -634,6 +763,19 @@ BEGIN
              ORDER BY p.tenant
                FOR UPDATE OF p SKIP LOCKED) l;
 
+    -- The rest of our pointers: those only enqueuers hold (FOR NO KEY UPDATE is compatible with
+    -- their KEY SHARE) can be released; one that another session locks right now (a pull being
+    -- applied, a lease attempt) is left alone, and vests when our short pointer lease runs out.
+    -- Locking first means the writes below never wait.
+    SELECT coalesce(array_agg(b.tenant ORDER BY b.tenant), '{}')
+      INTO busy_tenants
+      FROM (SELECT p.tenant
+              FROM quick.pointers p
+              JOIN unnest(tenants, lease_ids) u(t, l) ON p.tenant = u.t AND p.lease_id = u.l
+             WHERE p.tenant <> ALL (locked_tenants)
+             ORDER BY p.tenant
+               FOR NO KEY UPDATE OF p SKIP LOCKED) b;
+
     -- Statement 2, with a new snapshot: the earliest vesting time in each locked zone (NULL when
     -- the zone is empty). Every enqueue into these zones has committed or will wait for us.
     SELECT coalesce(array_agg((SELECT min(i.vesting_time) FROM quick.items i WHERE i.tenant = z.t)
@@ -645,13 +787,15 @@ BEGIN
     RETURN QUERY
     WITH input AS (
         SELECT DISTINCT ON (u.t) u.t AS tenant, u.l AS lease_id, coalesce(u.f, false) AS found
-          FROM unnest(tenants, lease_ids, items_found) u(t, l, f)),
+          FROM unnest(tenants, lease_ids, items_found) WITH ORDINALITY u(t, l, f, ord)
+         ORDER BY u.t, u.ord),
     locked AS (
         SELECT k.t AS tenant, k.a AS last_active, k.v AS first_vesting
           FROM unnest(locked_tenants, locked_active, locked_first) k(t, a, v)),
     plan AS (
         SELECT i.tenant, i.lease_id, i.found,
-               CASE WHEN l.tenant IS NULL THEN 'released_busy'
+               CASE WHEN l.tenant IS NULL AND i.tenant = ANY (busy_tenants) THEN 'released_busy'
+                    WHEN l.tenant IS NULL THEN 'untouched'
                     WHEN l.first_vesting IS NOT NULL THEN 'requeued'
                     WHEN NOT i.found AND l.last_active <= now_ts - min_inactive THEN 'collected'
                     ELSE 'parked' END AS action,
@@ -669,11 +813,15 @@ BEGIN
            SET vesting_time = plan.next_vesting, lease_id = NULL,
                last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
           FROM plan
-         WHERE plan.action <> 'collected' AND p.tenant = plan.tenant AND p.lease_id = plan.lease_id
+         WHERE plan.action NOT IN ('collected', 'untouched')
+           AND p.tenant = plan.tenant AND p.lease_id = plan.lease_id
         RETURNING p.tenant, p.vesting_time)
     SELECT plan.tenant,
            CASE WHEN c.tenant IS NOT NULL THEN 'collected'
                 WHEN s.tenant IS NOT NULL THEN plan.action
+                WHEN plan.action = 'untouched'
+                     AND EXISTS (SELECT 1 FROM quick.pointers p
+                                  WHERE p.tenant = plan.tenant AND p.lease_id = plan.lease_id) THEN 'skipped'
                 ELSE 'lease_lost' END,
            s.vesting_time
       FROM plan
@@ -691,8 +839,12 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     pulled integer;
 BEGIN
+    PERFORM quick.check_argument(max_requests > 0,
+        'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
+    -- Requests another applier is working on right now are skipped, so appliers never wait.
     WITH requests AS MATERIALIZED (
-        SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r LIMIT max_requests),
+        SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r
+         LIMIT max_requests FOR UPDATE SKIP LOCKED),
     wanted AS (
         SELECT r.tenant, min(r.vesting_time) AS vesting_time FROM requests r GROUP BY r.tenant),
     free AS MATERIALIZED (

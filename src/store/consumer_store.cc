@@ -95,15 +95,17 @@ std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
 
 std::vector<AckOutcome> ack_items(pqxx::transaction_base& txn, const std::vector<Ack>& acks) {
   if (acks.empty()) return {};
-  std::vector<std::string> ids, lease_ids, actions, errors;
+  std::vector<std::string> ids, lease_ids, actions, errors, failures;
   for (const auto& ack : acks) {
     ids.push_back(std::to_string(ack.item_id));
     lease_ids.push_back(ack.lease_id);
     actions.push_back(to_string(ack.action));
     errors.push_back(ack.error);
+    failures.push_back(std::to_string(ack.failed_attempts));
   }
   const auto result = exec_named(txn, QUICK_QUERY(ack_items), array_literal(ids), array_literal(lease_ids),
-                                 array_literal(actions), interval_array(acks), array_literal(errors));
+                                 array_literal(actions), interval_array(acks), array_literal(errors),
+                                 array_literal(failures));
   std::vector<AckOutcome> outcomes;
   outcomes.reserve(result.size());
   for (const auto& row : result) {

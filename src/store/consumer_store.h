@@ -51,6 +51,7 @@ struct Ack {
   AckAction action = AckAction::kComplete;
   std::chrono::milliseconds delay{0};  // kRetry, kRelease: when the item vests again
   std::string error;                   // kRetry: last_error; kDead: the reason
+  int failed_attempts = 0;             // kRetry, kDead: failures to add to error_count (in-line retries included)
 };
 
 struct AckOutcome {

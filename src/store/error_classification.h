@@ -1,11 +1,11 @@
 // How a background loop should react to an exception from the database layer.
 //
 //   connection lost  reconnect with backoff, then carry on (server restart, terminated backend,
-//                    network trouble);
+//                    network trouble, too many connections at connect time);
 //   in doubt         a COMMIT's outcome is unknown; consumer writes are lease-conditional, so
 //                    repeating them is safe (the repeat reports lease_lost/item_gone);
 //   transient        retry after a backoff (serialization failure, deadlock, lock timeout,
-//                    statement cancelled, too many connections, ...);
+//                    statement cancelled, out of resources, ...);
 //   permanent        retrying as is will not help (missing schema, bad SQL, bad data): log as an
 //                    error and back off for longer; an operator has to act.
 #pragma once

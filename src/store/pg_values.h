@@ -13,7 +13,7 @@
 
 namespace quick::store {
 
-// "1500 milliseconds": an interval parameter for casts like $1::interval.
+// "1500000 microseconds": an interval parameter for casts like $1::interval.
 std::string interval_text(std::chrono::microseconds duration);
 
 // A Postgres array literal for text[] / uuid[] parameters: {"a","b\"c"}. Every element is quoted

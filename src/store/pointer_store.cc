@@ -24,6 +24,7 @@ SettleAction parse_settle_action(const std::string& text) {
   if (text == "parked") return SettleAction::kParked;
   if (text == "collected") return SettleAction::kCollected;
   if (text == "released_busy") return SettleAction::kReleasedBusy;
+  if (text == "skipped") return SettleAction::kSkipped;
   if (text == "lease_lost") return SettleAction::kLeaseLost;
   throw std::logic_error("unexpected quick.settle_pointers action: " + text);
 }
@@ -36,6 +37,7 @@ const char* to_string(SettleAction action) {
     case SettleAction::kParked: return "parked";
     case SettleAction::kCollected: return "collected";
     case SettleAction::kReleasedBusy: return "released_busy";
+    case SettleAction::kSkipped: return "skipped";
     case SettleAction::kLeaseLost: return "lease_lost";
   }
   return "unknown";

@@ -53,6 +53,7 @@ enum class SettleAction {
   kParked,        // zone empty but active within min_inactive: pointer waits until then
   kCollected,     // zone empty and inactive for min_inactive: pointer deleted
   kReleasedBusy,  // an enqueue into the zone is in flight: pointer released to vest now
+  kSkipped,       // another session held the pointer at that instant: it vests when our lease ends
   kLeaseLost,     // our lease was no longer on the pointer: nothing done
 };
 

@@ -8,6 +8,7 @@
 #include "store/named_statement.h"
 #include "store/pg_values.h"
 #include "store/sql_errors.h"
+#include "util/text.h"
 
 namespace quick {
 namespace {
@@ -23,6 +24,15 @@ void require_not_negative(const char* name, std::chrono::milliseconds value) {
   if (value.count() < 0) {
     throw InvalidArgument(std::string(name) + " must be zero or positive, got " +
                           std::to_string(value.count()) + " ms");
+  }
+}
+
+// Checked here so that a malformed id cannot abort the caller's transaction (and with it, in
+// the complete-with-effects pattern, the handler's own writes).
+void require_lease_id(const std::string& lease_id) {
+  if (!util::is_canonical_uuid(lease_id)) {
+    throw InvalidArgument("lease_id must be a UUID like 123e4567-e89b-12d3-a456-426614174000, got \"" +
+                          lease_id.substr(0, 64) + "\"");
   }
 }
 
@@ -73,6 +83,7 @@ LeaseResult obtain_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
 ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
                              const std::string& lease_id, std::chrono::milliseconds lease_duration) {
   require_positive("lease_duration", lease_duration.count(), " ms");
+  require_lease_id(lease_id);
   return store::translating_input_errors([&] {
     const auto row = store::exec_named(txn, QUICK_QUERY(extend_item_lease), item_id, lease_id,
                                        store::interval_text(lease_duration))
@@ -87,6 +98,7 @@ ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
 }
 
 Outcome complete_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id) {
+  require_lease_id(lease_id);
   return store::translating_input_errors(
       [&] { return outcome_of(store::exec_named(txn, QUICK_QUERY(complete_item), item_id, lease_id)); });
 }
@@ -99,6 +111,7 @@ Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id,
                    const std::optional<std::string>& lease_id,
                    std::chrono::milliseconds vesting_delay, const std::optional<std::string>& error) {
   require_not_negative("vesting_delay", vesting_delay);
+  if (lease_id) require_lease_id(*lease_id);
   return store::translating_input_errors([&] {
     return outcome_of(store::exec_named(txn, QUICK_QUERY(requeue_item), item_id,
                                         store::nullable(lease_id),
@@ -109,6 +122,7 @@ Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id,
 Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
                          const std::string& lease_id, std::chrono::milliseconds vesting_delay) {
   require_not_negative("vesting_delay", vesting_delay);
+  require_lease_id(lease_id);
   return store::translating_input_errors([&] {
     return outcome_of(store::exec_named(txn, QUICK_QUERY(release_item_lease), item_id, lease_id,
                                         store::interval_text(vesting_delay)));

@@ -54,7 +54,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<util::RetryDelay> retry_delays;
   std::vector<PendingBatch> pending(core.databases.size());
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url);
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/acker");
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
 

@@ -35,7 +35,9 @@ struct NewItem {
 };
 
 struct EnqueueResult {
-  std::int64_t item_id = 0;  // the new item, or the existing one when duplicate
+  // The new item, or the existing one when duplicate (0 in the rare case that the existing item
+  // was completed between the conflict and its lookup).
+  std::int64_t item_id = 0;
   bool duplicate = false;    // client_item_id named an item that is still queued
 };
 

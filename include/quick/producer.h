@@ -4,8 +4,9 @@
 // the caller passes, and never commit or abort it: the items become visible to consumers when,
 // and only if, the caller commits. Any isolation level works. Under REPEATABLE READ or
 // SERIALIZABLE a race with the garbage collection of the tenant's pointer can surface as a
-// serialization failure (pqxx::serialization_failure); retry the whole transaction, as for any
-// other 40001. See docs/protocol.md.
+// serialization failure (pqxx::serialization_failure): when the tenant's pointer was garbage
+// collected, or created by another transaction, after the caller's snapshot was taken. Retry the
+// whole transaction, as for any other 40001. See docs/protocol.md.
 //
 // Arguments are validated before any statement runs, so bad input (quick::InvalidArgument)
 // leaves the caller's transaction usable. Only the payload size limit, a database setting, is
@@ -30,8 +31,11 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item);
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
                                             const std::vector<NewItem>& items);
 
-// Throws InvalidArgument naming the first field of `item` that the SQL API would reject,
-// except the payload size limit, which is a database setting.
+// Throws InvalidArgument naming the first field of `item` that the SQL API or Postgres would
+// reject (empty/over-long/NUL-containing/non-UTF-8 text, negative delay, invalid JSON, "\u0000"
+// in JSON strings), except the payload size limit, which is a database setting. One limit is
+// this library's own: JSON numbers beyond the range of a double are refused (jsonb would keep
+// them as numeric); send such numbers as strings, or enqueue through SQL.
 void validate_new_item(const NewItem& item);
 
 }  // namespace quick

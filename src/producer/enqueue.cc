@@ -32,6 +32,10 @@ void append_batch_element(std::string& out, const NewItem& item) {
   out += '}';
 }
 
+// NULL only for a duplicate whose existing item was completed between the conflict and the
+// lookup: it existed, so nothing was inserted, but it has no id any more.
+std::int64_t item_id_of(const pqxx::field& field) { return field.is_null() ? 0 : field.as<std::int64_t>(); }
+
 }  // namespace
 
 EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
@@ -41,7 +45,7 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
                                        item.payload, store::interval_text(item.vesting_delay),
                                        item.priority, store::nullable(item.client_item_id))
                          .at(0);
-    return EnqueueResult{row[0].as<std::int64_t>(), row[1].as<bool>()};
+    return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()};
   });
 }
 
@@ -64,7 +68,7 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
     std::vector<EnqueueResult> results;
     results.reserve(result.size());
     for (const auto& row : result) {
-      results.push_back(EnqueueResult{row[1].as<std::int64_t>(), row[2].as<bool>()});
+      results.push_back(EnqueueResult{item_id_of(row[1]), row[2].as<bool>()});
     }
     return results;
   });

@@ -25,7 +25,11 @@ std::chrono::microseconds parse_duration(const std::string& text) {
   if (!std::isfinite(value) || value < 0) {
     throw std::invalid_argument("'" + text + "' must be a finite, non-negative duration");
   }
-  return std::chrono::microseconds(static_cast<long long>(std::llround(value * micros_per_unit)));
+  const double micros = value * micros_per_unit;
+  if (micros > 9.0e18) {  // beyond what 64-bit microseconds hold (~292,000 years)
+    throw std::invalid_argument("'" + text + "' is too long a duration");
+  }
+  return std::chrono::microseconds(static_cast<long long>(std::llround(micros)));
 }
 
 std::string format_duration(std::chrono::microseconds duration) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <random>
 
@@ -20,7 +21,7 @@ class RetryDelay {
     const auto base = next_;
     next_ = std::min(max_, next_ * 2);
     std::uniform_real_distribution<double> jitter(0.75, 1.25);
-    return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(base.count()) * jitter(random_)));
+    return std::chrono::milliseconds(std::llround(static_cast<double>(base.count()) * jitter(random_)));
   }
 
   void reset() { next_ = initial_; }

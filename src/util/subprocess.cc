@@ -53,6 +53,28 @@ Pipe make_pipe() {
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+// write() to a pipe whose reader is gone raises SIGPIPE, which would kill the whole process (a
+// job command that exits without reading its payload must not take `quick worker` down). Block
+// it in this thread around the write and consume the one the write raised, as libpq does,
+// instead of changing the process-wide disposition.
+ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t sigpipe, old_mask, pending;
+  sigemptyset(&sigpipe);
+  sigaddset(&sigpipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &sigpipe, &old_mask);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE);
+  const ssize_t written = ::write(fd, data, size);
+  const int saved_errno = errno;
+  if (written < 0 && saved_errno == EPIPE && !was_pending) {
+    const timespec no_wait{0, 0};
+    sigtimedwait(&sigpipe, nullptr, &no_wait);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = saved_errno;
+  return written;
+}
+
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
   for (auto& s : strings) pointers.push_back(s.data());
@@ -102,7 +124,14 @@ ProcessResult run_process(const ProcessOptions& options) {
 
   std::vector<std::string> argv = options.argv;
   std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  // Extra entries replace inherited ones of the same name (getenv returns the first match).
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    bool overridden = false;
+    for (const auto& extra : options.extra_environment) overridden = overridden || name_of(extra) == name_of(entry);
+    if (!overridden) environment.push_back(entry);
+  }
   for (const auto& extra : options.extra_environment) environment.push_back(extra);
   auto argv_pointers = c_strings(argv);
   auto env_pointers = c_strings(environment);
@@ -154,7 +183,8 @@ ProcessResult run_process(const ProcessOptions& options) {
           output.read_end.reset();
         }
       } else if (fds[i].fd == input.write_end.get() && (fds[i].revents & (POLLOUT | POLLHUP | POLLERR))) {
-        const ssize_t n = ::write(input.write_end.get(), stdin_data.data() + written, stdin_data.size() - written);
+        const ssize_t n = write_without_sigpipe(input.write_end.get(), stdin_data.data() + written,
+                                                stdin_data.size() - written);
         if (n > 0) written += static_cast<std::size_t>(n);
         if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == stdin_data.size()) {
           input.write_end.reset();  // done, or the child closed its stdin (EPIPE)
@@ -166,11 +196,23 @@ ProcessResult run_process(const ProcessOptions& options) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
       if (done == pid) reaped = true;
     }
-    if (reaped && output.read_end.get() < 0) break;
     if (reaped) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!reaped_at) reaped_at = now;
+      if (term_sent && !killed) {
+        // We asked the group to stop and its leader is gone. Whatever of it still runs (a
+        // grandchild ignoring SIGTERM) is killed: at once if it no longer holds the output pipe,
+        // else after kill_grace, giving it the same grace as the leader had.
+        if (output.read_end.get() < 0 || now - *term_sent >= options.kill_grace) {
+          ::kill(-pid, SIGKILL);
+          killed = true;
+        } else {
+          continue;
+        }
+      }
+      if (output.read_end.get() < 0) break;
       // The child is gone but a grandchild may hold the pipe open: drain briefly, then stop.
-      if (!reaped_at) reaped_at = std::chrono::steady_clock::now();
-      if (std::chrono::steady_clock::now() - *reaped_at > std::chrono::milliseconds(200)) break;
+      if (now - *reaped_at > std::chrono::milliseconds(200)) break;
       continue;
     }
 

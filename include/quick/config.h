@@ -64,8 +64,9 @@ struct WorkerConfig {
   // How often leases of held items are extended. Range 1ms..item_lease_duration (exclusive).
   // Default: a third of item_lease_duration.
   std::optional<Millis> lease_extend_interval;
-  // Items buffered locally beyond those running; the Scanner peeks only when the buffer has
-  // room. Small keeps latency low for other tenants. 0..100000. Default: threads.
+  // The Scanner peeks only while fewer than this many items wait in the local buffer (a gate,
+  // not a cap: one scan can bring in up to its selection times dequeue_max items). Small keeps
+  // other tenants' latency low. 0..100000. Default: threads.
   std::optional<int> prefetch;
   Millis ack_interval{5};     // completions are acknowledged in batches at least this often. 1ms..10s.
   int ack_batch_max = 1000;   // max completions per acknowledgment statement. 1..100000.
@@ -98,7 +99,7 @@ struct JobTypeConfig {
 };
 
 struct ConsumerConfig {
-  std::string consumer_id;  // unique per consumer; default "<hostname>-<pid>"
+  std::string consumer_id;  // unique per consumer; default "<hostname>-<pid>-<random>"
   std::vector<DatabaseConfig> databases;
   ScannerConfig scanner;
   ManagerConfig manager;

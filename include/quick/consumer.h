@@ -15,9 +15,9 @@
 // and releases the leases of items it did not finish (they become available at once).
 //
 // Errors: every background loop classifies database errors (connection lost, server restart,
-// serialization failure, in-doubt commit, ...), logs them through spdlog (loggers quick.scanner,
-// quick.manager, quick.worker, quick.lease_keeper, quick.acker, quick.election), backs off and
-// goes on. No exception escapes a consumer thread.
+// serialization failure, in-doubt commit, ...), logs them through spdlog, backs off and
+// goes on. No exception escapes a consumer thread. Loggers: quick.consumer, quick.scanner,
+// quick.election, quick.manager, quick.worker, quick.lease_keeper, quick.acker.
 //
 // Thread safety: all public methods may be called from any thread.
 #pragma once

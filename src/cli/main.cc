@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include <pqxx/pqxx>
+#include <spdlog/cfg/env.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
@@ -20,6 +21,7 @@ void on_selected(CLI::App& command, CommandAction action) {
 
 int main(int argc, char** argv) {
   spdlog::set_pattern("%H:%M:%S.%e %^%l%$ [%n] %v");
+  spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug, or per logger: SPDLOG_LEVEL=quick.scanner=debug
   CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every command");

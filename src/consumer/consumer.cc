@@ -84,7 +84,10 @@ class Consumer::Impl {
     if (scanner_.joinable()) scanner_.join();
     core.manager_queue.close();
     for (auto& manager : managers_) manager.join();
-    for (auto& batch : core.manager_queue.take_all()) core.databases[static_cast<std::size_t>(batch.database)]->unmark_in_progress(batch.tenants);
+    for (auto& batch : core.manager_queue.take_all()) {
+      core.databases[static_cast<std::size_t>(batch.database)]->unmark_in_progress(batch.tenants);
+      core.items_expected.fetch_sub(static_cast<int>(batch.tenants.size()));
+    }
 
     release_buffered_items();
 
@@ -132,7 +135,7 @@ class Consumer::Impl {
     for (const auto& held : core.work_queue.drain()) {
       core.ack_queue.push(consumer::PendingAck{
           held->database, store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
-                                     std::chrono::milliseconds(0), ""}});
+                                     std::chrono::milliseconds(0), "", 0}});
       core.lease_keeper->let_go(held);
       core.work_queue.finished(held);
     }

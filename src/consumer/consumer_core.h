@@ -69,6 +69,10 @@ struct ConsumerCore {
   Counters counters;
 
   util::BlockingQueue<PointerBatch> manager_queue;
+  // Items on their way to the WorkQueue: one per pointer handed to the Managers, until its visit
+  // ends. The Scanner counts them as buffered, so it does not scan again before the items of
+  // the visits in flight have landed. Added to by the Scanner, subtracted by the Managers.
+  std::atomic<int> items_expected{0};
   worker::WorkQueue work_queue;
   util::BlockingQueue<PendingAck> ack_queue;
   std::unique_ptr<LeaseKeeper> lease_keeper;

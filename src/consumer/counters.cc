@@ -33,12 +33,15 @@ std::string ConsumerStats::to_string() const {
   std::ostringstream out;
   out << "items: done=" << items_done << " retried=" << items_retried << " dead=" << items_dead
       << " lease_lost=" << items_lease_lost << " released=" << items_released
-      << " throttled=" << items_throttled << " dequeued=" << items_dequeued
+      << " throttled=" << items_throttled << " inline_retries=" << items_inline_retries
+      << " dequeued=" << items_dequeued
       << " buffered=" << items_buffered << " running=" << items_running << "\n"
       << "pointers: lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
       << " conflicts=" << pointer_leases_lost << " requeued=" << pointers_requeued
       << " parked=" << pointers_parked << " collected=" << pointers_collected
-      << " released_busy=" << pointers_released_busy << " pulls=" << pulls_applied << "\n"
+      << " released_busy=" << pointers_released_busy << " settle_lease_lost=" << pointer_settle_lease_lost
+      << " settle_skipped=" << pointer_settle_skipped
+      << " pulls=" << pulls_applied << "\n"
       << "scanner: scans=" << scans << " peeked=" << pointers_peeked
       << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
       << (in_order_role ? " (in-order role)" : "") << "\n"

@@ -16,7 +16,7 @@
   X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied)          \
   X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost) X(pointers_requeued)  \
   X(pointers_parked) X(pointers_collected) X(pointers_released_busy)                           \
-  X(pointer_settle_lease_lost) X(items_dequeued) X(items_throttled) X(items_done)              \
+  X(pointer_settle_lease_lost) X(pointer_settle_skipped) X(items_dequeued) X(items_throttled) X(items_done)              \
   X(items_retried) X(items_inline_retries) X(items_dead) X(items_lease_lost) X(items_released) \
   X(items_execution_bound) X(lease_extensions) X(handler_exceptions) X(database_errors)         \
   X(reconnects) X(in_doubt_commits)

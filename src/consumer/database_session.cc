@@ -1,11 +1,32 @@
 #include "consumer/database_session.h"
 
 namespace quick::consumer {
+namespace {
+
+// Adds connect_timeout=5 unless the connection string sets one (a URI's query parameter or a
+// keyword/value pair; in both forms a later setting wins, so ours goes first for keyword/value).
+std::string with_connect_timeout(const std::string& url) {
+  if (url.find("connect_timeout") != std::string::npos) return url;
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
+    return url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
+  }
+  return "connect_timeout=5 " + url;
+}
+
+}  // namespace
+
+DatabaseSession::DatabaseSession(std::string url, std::string application_name)
+    : url_(with_connect_timeout(url)), application_name_(std::move(application_name)) {}
 
 pqxx::connection& DatabaseSession::connection() {
   if (connection_ && !connection_->is_open()) connection_.reset();
   if (!connection_) {
-    connection_ = std::make_unique<pqxx::connection>(url_);
+    auto conn = std::make_unique<pqxx::connection>(url_);
+    pqxx::nontransaction setup(*conn);
+    setup.exec("SET default_transaction_isolation = 'read committed'; SET application_name = " +
+               setup.quote(application_name_.substr(0, 63)));
+    setup.commit();
+    connection_ = std::move(conn);
     ++connects_;
   }
   return *connection_;

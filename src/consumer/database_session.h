@@ -1,5 +1,13 @@
 // One thread's connection to one database, opened on first use and reopened after it broke.
 //
+// Every connection is set up the same way, whatever the server's or the URL's defaults:
+//   * default_transaction_isolation = read committed: the consumer's statements rely on it (the
+//     pointer settle refuses anything else, and SKIP LOCKED leases under SERIALIZABLE abort each
+//     other; docs/protocol.md);
+//   * application_name = "quick/<consumer id>/<role>", so operators can tell the connections
+//     apart in pg_stat_activity;
+//   * connect_timeout = 5 s unless the URL sets one, so an unreachable server cannot hang a loop.
+//
 // Thread safety: none; each thread owns its sessions (libpqxx connections are single-threaded).
 #pragma once
 
@@ -12,7 +20,7 @@ namespace quick::consumer {
 
 class DatabaseSession {
  public:
-  explicit DatabaseSession(std::string url) : url_(std::move(url)) {}
+  DatabaseSession(std::string url, std::string application_name);
 
   // The connection, (re)connecting if needed. Throws pqxx::broken_connection when the server
   // cannot be reached.
@@ -27,6 +35,7 @@ class DatabaseSession {
 
  private:
   std::string url_;
+  std::string application_name_;
   std::unique_ptr<pqxx::connection> connection_;
   int connects_ = 0;
 };

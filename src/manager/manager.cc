@@ -1,7 +1,6 @@
 #include "manager/manager.h"
 
 #include <algorithm>
-#include <map>
 
 #include "consumer/database_session.h"
 #include "consumer/loop_errors.h"
@@ -27,33 +26,32 @@ std::vector<std::string> saturated_job_types(const ConsumerCore& core) {
   return saturated;
 }
 
-// Splits the dequeued items into those the Workers may take now and those over their type's
-// max_in_flight (a batch can bring several items of one type), which are released at once.
+// Hands the dequeued items to the Workers. A batch can bring more items of a job type than its
+// max_in_flight allows; the WorkQueue refuses those atomically and they are released at once
+// (paper section 6: "for throttled items, we may release the lease").
 void hand_to_workers(ConsumerCore& core, int database, std::vector<store::DequeuedItem> dequeued) {
-  std::map<std::string, int> admitted;
-  std::vector<HeldItemPtr> accepted;
+  std::vector<HeldItemPtr> items;
   const auto now = std::chrono::steady_clock::now();
   for (auto& entry : dequeued) {
-    const auto& type_config = core.config.job_type(entry.item.job_type);
-    const int held = core.work_queue.held_of_type(entry.item.job_type) + admitted[entry.item.job_type];
-    if (type_config.max_in_flight > 0 && held >= type_config.max_in_flight) {
-      consumer::add(core.counters.items_throttled);
-      core.ack_queue.push(consumer::PendingAck{
-          database, store::Ack{entry.item.id, *entry.item.lease_id, store::AckAction::kRelease,
-                               std::chrono::milliseconds(0), ""}});
-      continue;
-    }
-    ++admitted[entry.item.job_type];
     auto held_item = std::make_shared<consumer::HeldItem>();
     held_item->database = database;
     held_item->item = std::move(entry.item);
     held_item->dequeued_at = now;
     held_item->ready_lag = entry.ready_lag;
     held_item->age_at_dequeue = entry.age;
-    accepted.push_back(std::move(held_item));
+    items.push_back(std::move(held_item));
   }
-  core.lease_keeper->hold(accepted);
-  core.work_queue.push(std::move(accepted));
+  // Held before they are visible to Workers, so that a Worker's let_go always comes after.
+  core.lease_keeper->hold(items);
+  const auto refused = core.work_queue.push_within_limits(
+      std::move(items), [&core](const std::string& job_type) { return core.config.job_type(job_type).max_in_flight; });
+  for (const auto& item : refused) {
+    consumer::add(core.counters.items_throttled);
+    core.lease_keeper->let_go(item);
+    core.ack_queue.push(consumer::PendingAck{
+        database, store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease,
+                             std::chrono::milliseconds(0), "", 0}});
+  }
 }
 
 void count_settled(ConsumerCore& core, const std::vector<store::SettledPointer>& settled) {
@@ -64,6 +62,7 @@ void count_settled(ConsumerCore& core, const std::vector<store::SettledPointer>&
       case store::SettleAction::kParked: consumer::add(counters.pointers_parked); break;
       case store::SettleAction::kCollected: consumer::add(counters.pointers_collected); break;
       case store::SettleAction::kReleasedBusy: consumer::add(counters.pointers_released_busy); break;
+      case store::SettleAction::kSkipped: consumer::add(counters.pointer_settle_skipped); break;
       case store::SettleAction::kLeaseLost: consumer::add(counters.pointer_settle_lease_lost); break;
     }
   }
@@ -105,7 +104,7 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
   std::vector<consumer::DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url);
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/manager");
     retry_delays.emplace_back(std::chrono::milliseconds(50), core.config.reconnect_delay_max);
   }
   log->debug("manager {} started", manager_index);
@@ -126,6 +125,7 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
                                   retry_delays[index], core.stop_scanning);
     }
     runtime.unmark_in_progress(batch->tenants);
+    core.items_expected.fetch_sub(static_cast<int>(batch->tenants.size()));
   }
   log->debug("manager {} stopped", manager_index);
 }

@@ -8,7 +8,8 @@ namespace quick::scanner {
 
 int selection_size(std::size_t candidates, double selection_frac, int selection_max) {
   if (candidates == 0) return 0;
-  const double wanted = std::ceil(static_cast<double>(candidates) * selection_frac);
+  // The epsilon keeps exact products exact: 100 * 0.07 is 7.000000000000001 in binary.
+  const double wanted = std::ceil(static_cast<double>(candidates) * selection_frac - 1e-9);
   return static_cast<int>(std::min<double>({wanted, static_cast<double>(selection_max),
                                             static_cast<double>(candidates)}));
 }

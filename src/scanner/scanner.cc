@@ -8,6 +8,7 @@
 #include "consumer/loop_errors.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
+#include "store/error_classification.h"
 #include "store/pointer_store.h"
 #include "util/logging.h"
 #include "util/retry_delay.h"
@@ -25,14 +26,31 @@ struct ScannedDatabase {
   util::RetryDelay retry_delay;
 };
 
-// Waits until the Workers' buffer has room and the Managers are not backed up (Algorithm 1,
-// line 5). Returns false when stopping.
-bool wait_for_room(ConsumerCore& core) {
-  const auto prefetch = static_cast<std::size_t>(std::max(1, core.config.effective_prefetch()));
-  const auto manager_backlog = static_cast<std::size_t>(core.config.manager.threads);
+// Claims or renews the in-order role of every database when due, also while the Scanner waits
+// for room, so that a busy consumer does not let its role lapse. Errors are logged, not thrown:
+// the election simply counts as lost until the next attempt.
+void tick_elections(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlog::logger& log) {
+  for (auto& db : databases) {
+    try {
+      db->election.tick(db->session.connection());
+    } catch (...) {
+      const auto error = store::classify_current_exception();
+      if (error.connection_unusable()) db->session.reset();
+      log.warn("in-order role on database {}: {}", db->runtime->config.name, error.message);
+    }
+  }
+}
+
+// Waits until the Workers can take more (Algorithm 1, line 5): fewer than `prefetch` (at least 1)
+// items buffered or on their way from Managers. Returns false when stopping.
+bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDatabase>>& databases,
+                   spdlog::logger& log) {
+  const auto limit = static_cast<std::size_t>(std::max(1, core.config.effective_prefetch()));
   while (!core.stop_scanning.requested()) {
-    if (core.work_queue.buffered() < prefetch && core.manager_queue.size() < manager_backlog) return true;
-    core.work_queue.wait_for_room(prefetch, std::chrono::milliseconds(5));
+    const auto expected = static_cast<std::size_t>(std::max(0, core.items_expected.load()));
+    if (core.work_queue.buffered() + expected < limit) return true;
+    tick_elections(databases, log);
+    core.work_queue.wait_for_room(limit, std::chrono::milliseconds(5));
   }
   return false;
 }
@@ -43,7 +61,7 @@ std::pair<int, bool> scan_once(ConsumerCore& core, ScannedDatabase& db, int data
                                std::mt19937_64& random) {
   const auto& scanner = core.config.scanner;
   pqxx::connection& conn = db.session.connection();
-  db.election.tick(conn);
+  db.election.tick(conn);  // rate-limited inside
 
   std::vector<store::PeekedPointer> peeked;
   {
@@ -67,6 +85,7 @@ std::pair<int, bool> scan_once(ConsumerCore& core, ScannedDatabase& db, int data
   consumer::add(core.counters.pointers_selected, selected.size());
 
   db.runtime->mark_in_progress(selected);
+  core.items_expected.fetch_add(static_cast<int>(selected.size()));
   const auto batch_size = static_cast<std::size_t>(core.config.manager.pointers_per_batch);
   for (std::size_t start = 0; start < selected.size(); start += batch_size) {
     consumer::PointerBatch batch;
@@ -89,7 +108,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<std::unique_ptr<ScannedDatabase>> databases;
   for (auto& runtime : core.databases) {
     databases.push_back(std::make_unique<ScannedDatabase>(ScannedDatabase{
-        runtime.get(), consumer::DatabaseSession(runtime->config.url),
+        runtime.get(), consumer::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                         scanner.in_order_election),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max)}));
@@ -106,7 +125,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     for (int index : order) {
       auto& db = *databases[static_cast<std::size_t>(index)];
       int processed = 0;
-      while (processed < scanner.processing_bound && wait_for_room(core)) {
+      while (processed < scanner.processing_bound && wait_for_room(core, databases, *log)) {
         try {
           const auto [selected, go_on] = scan_once(core, db, index, random);
           processed += selected;

@@ -39,7 +39,7 @@ void LeaseKeeper::run(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url);
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/lease_keeper");
     retry_delays.emplace_back(std::chrono::milliseconds(50), core.config.reconnect_delay_max);
   }
   const auto interval = core.config.effective_lease_extend_interval();

@@ -7,10 +7,10 @@
 
 namespace quick::worker {
 
-std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int error_count, double unit_random) {
+std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int failures_before, double unit_random) {
   const double base = static_cast<double>(policy.backoff_base.count());
   const double cap = static_cast<double>(policy.backoff_max.count());
-  const double exponent = std::min(std::max(error_count, 0), 62);
+  const double exponent = std::min(std::max(failures_before, 0), 62);
   const double raw = std::min(cap, base * std::pow(2.0, exponent));
   const double jittered = raw * (1.0 + policy.backoff_jitter * (2.0 * unit_random - 1.0));
   return std::chrono::milliseconds(static_cast<long long>(std::max(0.0, std::round(jittered))));
@@ -18,7 +18,8 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int error_cou
 
 FailureDecision decide_after_failure(const RetryPolicy& policy, const FailureFacts& facts, double unit_random) {
   FailureDecision decision;
-  const int attempts = facts.error_count + 1;  // including this one
+  const int failures_before = facts.error_count + facts.inline_retries_done;
+  const int attempts = failures_before + 1;  // including this one
   if (facts.permanent) {
     decision.kind = FailureDecision::Kind::kGiveUp;
     decision.reason = "permanent failure";
@@ -41,7 +42,7 @@ FailureDecision decide_after_failure(const RetryPolicy& policy, const FailureFac
   }
   decision.kind = FailureDecision::Kind::kRequeue;
   decision.delay = facts.requested_delay ? *facts.requested_delay
-                                         : backoff_delay(policy, facts.error_count, unit_random);
+                                         : backoff_delay(policy, failures_before, unit_random);
   return decision;
 }
 

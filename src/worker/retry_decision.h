@@ -13,9 +13,9 @@
 
 namespace quick::worker {
 
-// min(backoff_max, backoff_base * 2^error_count), then scaled by 1 + backoff_jitter * (2u - 1).
-// error_count is the number of failures before this one (0 for the first failure).
-std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int error_count, double unit_random);
+// min(backoff_max, backoff_base * 2^failures_before), then scaled by 1 + backoff_jitter * (2u - 1).
+// failures_before is the number of failures before this one (0 for the first failure).
+std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int failures_before, double unit_random);
 
 struct FailureDecision {
   enum class Kind { kRetryInline, kRequeue, kGiveUp };
@@ -24,9 +24,11 @@ struct FailureDecision {
   std::string reason;                  // kGiveUp: why
 };
 
+// Attempts are numbered error_count + inline_retries_done + 1: every failed attempt counts,
+// in-line retries included, for max_attempts and for the backoff.
 struct FailureFacts {
-  int error_count = 0;            // item.error_count: failures recorded before this attempt
-  int inline_retries_done = 0;    // in-line retries already made in this Worker
+  int error_count = 0;            // item.error_count: failures recorded before this visit
+  int inline_retries_done = 0;    // in-line retries already made in this visit (each one a failure)
   std::chrono::microseconds age{0};  // time since enqueue
   bool permanent = false;         // the handler said so
   std::optional<std::chrono::milliseconds> requested_delay;  // JobResult::retry_after

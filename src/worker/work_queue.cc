@@ -2,21 +2,44 @@
 
 namespace quick::worker {
 
+void WorkQueue::add_locked(consumer::HeldItemPtr item) {
+  ZoneKey key{item->database, item->item.tenant};
+  auto& zone = by_zone_[key];
+  if (zone.empty()) turn_order_.push_back(key);
+  ++held_by_type_[item->item.job_type];
+  zone.push_back(std::move(item));
+  ++buffered_;
+  ++held_;
+}
+
 void WorkQueue::push(std::vector<consumer::HeldItemPtr> items) {
   if (items.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& item : items) {
-      ZoneKey key{item->database, item->item.tenant};
-      auto& zone = by_zone_[key];
-      if (zone.empty()) turn_order_.push_back(key);
-      ++held_by_type_[item->item.job_type];
-      zone.push_back(std::move(item));
-      ++buffered_;
-      ++held_;
-    }
+    for (auto& item : items) add_locked(std::move(item));
   }
   item_available_.notify_all();
+}
+
+std::vector<consumer::HeldItemPtr> WorkQueue::push_within_limits(
+    std::vector<consumer::HeldItemPtr> items, const std::function<int(const std::string&)>& limit_of) {
+  std::vector<consumer::HeldItemPtr> refused;
+  bool added = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& item : items) {
+      const int limit = limit_of(item->item.job_type);
+      const auto held = held_by_type_.find(item->item.job_type);
+      if (limit > 0 && held != held_by_type_.end() && held->second >= limit) {
+        refused.push_back(std::move(item));
+      } else {
+        add_locked(std::move(item));
+        added = true;
+      }
+    }
+  }
+  if (added) item_available_.notify_all();
+  return refused;
 }
 
 consumer::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -26,6 +27,12 @@ class WorkQueue {
  public:
   // Adds items (and counts them as held by their job type).
   void push(std::vector<consumer::HeldItemPtr> items);
+
+  // Adds the items whose job type is under its limit (limit_of(job_type) items held at most;
+  // 0 = no limit), deciding and counting under one lock so that concurrent Managers cannot both
+  // take the last slot. Returns the items refused.
+  std::vector<consumer::HeldItemPtr> push_within_limits(std::vector<consumer::HeldItemPtr> items,
+                                                        const std::function<int(const std::string&)>& limit_of);
 
   // The next item, fairly; waits up to `timeout`. Returns nullptr on timeout or once closed and
   // empty.
@@ -52,6 +59,8 @@ class WorkQueue {
 
  private:
   using ZoneKey = std::pair<int, std::string>;  // (database, tenant)
+
+  void add_locked(consumer::HeldItemPtr item);  // requires mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable item_available_;

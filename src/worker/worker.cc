@@ -37,7 +37,9 @@ class WorkerLoop {
   WorkerLoop(std::shared_ptr<ConsumerCore> core, int index)
       : core_owner_(std::move(core)), core_(*core_owner_), index_(index),
         log_(util::component_logger("quick.worker")), random_(std::random_device{}()) {
-    for (const auto& runtime : core_.databases) sessions_.emplace_back(runtime->config.url);
+    for (const auto& runtime : core_.databases) {
+      sessions_.emplace_back(runtime->config.url, "quick/" + core_.config.consumer_id + "/worker");
+    }
   }
 
   void run() {
@@ -67,13 +69,13 @@ class WorkerLoop {
       return;
     }
     if (core_.stop_handlers.requested()) {
-      acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "");
+      acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "", 0);
       return;
     }
     const auto handler = core_.handlers.find(item.job_type);
     const JobTypeConfig& type = core_.config.job_type(item.job_type);
     if (handler == core_.handlers.end()) {
-      give_up(held, type, "no handler registered for job type " + item.job_type);
+      give_up(held, type, "no handler registered for job type " + item.job_type, 1);
       return;
     }
     const auto started = Clock::now();
@@ -87,20 +89,27 @@ class WorkerLoop {
     while (true) {
       AttemptOutcome outcome =
           attempt(handler->second, held, item.error_count + inline_retries + 1, deadline, waited);
-      if (outcome.kind == AttemptOutcome::Kind::kFailed && Clock::now() < deadline && !held->lease_lost.load() &&
-          !core_.stop_handlers.requested()) {
+      std::optional<FailureDecision> decision;
+      if (outcome.kind == AttemptOutcome::Kind::kFailed) {
         FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
-        const auto decision = decide_after_failure(type.retry, facts, unit_random());
-        if (decision.kind == FailureDecision::Kind::kRetryInline) {
+        decision = decide_after_failure(type.retry, facts, unit_random());
+        const bool may_retry_now = Clock::now() < deadline && !held->lease_lost.load() && !core_.stop_handlers.requested();
+        if (decision->kind == FailureDecision::Kind::kRetryInline && may_retry_now) {
           ++inline_retries;
           consumer::add(core_.counters.items_inline_retries);
           log_->debug("item {} failed ({}); retrying in line", item.id, outcome.reason);
           continue;
         }
+        if (decision->kind == FailureDecision::Kind::kRetryInline) {
+          // No time left for an in-line retry: requeue after the backoff instead.
+          decision->kind = FailureDecision::Kind::kRequeue;
+          decision->delay = outcome.retry_delay ? *outcome.retry_delay
+                                                : backoff_delay(type.retry, item.error_count + inline_retries, unit_random());
+        }
       }
       core_.counters.handler_duration.record(
           std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
-      finish(held, type, outcome, inline_retries);
+      finish(held, type, outcome, decision, inline_retries + 1);
       return;
     }
   }
@@ -199,53 +208,51 @@ class WorkerLoop {
     context.open_transaction().reset();
   }
 
-  void finish(const HeldItemPtr& held, const JobTypeConfig& type, const AttemptOutcome& outcome, int inline_retries) {
+  // failed_attempts: the failures of this visit (the last attempt and the in-line retries before it).
+  void finish(const HeldItemPtr& held, const JobTypeConfig& type, const AttemptOutcome& outcome,
+              const std::optional<FailureDecision>& decision, int failed_attempts) {
     const Item& item = held->item;
     switch (outcome.kind) {
       case AttemptOutcome::Kind::kCompleted:
         consumer::add(core_.counters.items_done);
         return;
       case AttemptOutcome::Kind::kDone:
-        acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "");
+        acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "", 0);
         return;
       case AttemptOutcome::Kind::kLeaseLost:
         consumer::add(core_.counters.items_lease_lost);
         log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id, item.tenant);
         return;
       case AttemptOutcome::Kind::kInterruptedByStop:
-        acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "");
+        acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "", 0);
         return;
       case AttemptOutcome::Kind::kPermanent:
-        give_up(held, type, outcome.reason);
+        give_up(held, type, outcome.reason, failed_attempts);
         return;
-      case AttemptOutcome::Kind::kFailed: {
-        FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
-        facts.inline_retries_done = type.retry.inline_retries;  // in-line retries are over
-        const auto decision = decide_after_failure(type.retry, facts, unit_random());
-        if (decision.kind == FailureDecision::Kind::kGiveUp) {
-          give_up(held, type, outcome.reason + "; " + decision.reason);
+      case AttemptOutcome::Kind::kFailed:
+        if (decision->kind == FailureDecision::Kind::kGiveUp) {
+          give_up(held, type, outcome.reason + "; " + decision->reason, failed_attempts);
         } else {
           log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id, item.tenant,
-                     item.error_count + 1, outcome.reason, decision.delay.count());
-          acknowledge(held, store::AckAction::kRetry, decision.delay, outcome.reason);
+                     item.error_count + failed_attempts, outcome.reason, decision->delay.count());
+          acknowledge(held, store::AckAction::kRetry, decision->delay, outcome.reason, failed_attempts);
         }
         return;
-      }
     }
   }
 
-  void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason) {
+  void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason, int failed_attempts) {
     const bool keep = type.retry.on_permanent_failure == PermanentFailureAction::kMoveToDeadItems;
     log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id, held->item.tenant,
                 held->item.job_type, reason, keep ? "moved to quick.dead_items" : "deleted");
     acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0),
-                reason);
+                reason, failed_attempts);
   }
 
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
-                   const std::string& error) {
+                   const std::string& error, int failed_attempts) {
     core_.ack_queue.push(consumer::PendingAck{
-        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error}});
+        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}});
   }
 
   double unit_random() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }

@@ -1,0 +1,286 @@
+// Schema migrations (include/quick/migrate.h): quick::migrate, the schema version checks, and
+// applying migrations/0001_queue_zones.sql with psql, which must work as well as the migrator.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "quick/quick.h"
+#include "support/test_database.h"
+#include "zone/zone_test_support.h"
+
+namespace quick {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::DatabaseTest;
+
+// The source tree, from this file's own path: tests/migrate/migrate_test.cc.
+const std::filesystem::path kSourceDir =
+    std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string psql_binary() {
+  const char* configured = std::getenv("PSQL");
+  if (configured != nullptr && *configured != '\0') return configured;
+  return "psql";
+}
+
+CommandResult run_psql_file(const std::string& url, const std::filesystem::path& file) {
+  return run_command(psql_binary() + " -X -q -v ON_ERROR_STOP=1 -f " + shell_quote(file.string()) + " " +
+                     shell_quote(url));
+}
+
+class MigrateTest : public DatabaseTest {
+ protected:
+  void TearDown() override {
+    for (const auto& name : scratch_databases_) {
+      try {
+        pqxx::connection conn(testing::admin_url());
+        pqxx::nontransaction session(conn);
+        session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
+      } catch (const std::exception& error) {
+        ADD_FAILURE() << "could not drop " << name << ": " << error.what();
+      }
+    }
+    DatabaseTest::TearDown();
+  }
+
+  // A new, empty database (no quick schema); returns its connection string. Dropped after the test.
+  std::string create_empty_database() {
+    static std::atomic<int> counter{0};
+    const std::string name =
+        "quick_migrate_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    pqxx::connection conn(testing::admin_url());
+    pqxx::nontransaction session(conn);
+    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
+    session.exec("CREATE DATABASE " + session.quote_name(name) + " TEMPLATE template0");
+    scratch_databases_.push_back(name);
+    return testing::url_for_database(testing::admin_url(), name);
+  }
+
+  static pqxx::result run(const std::string& url, const std::string& sql) {
+    pqxx::connection conn(url);
+    pqxx::nontransaction session(conn);
+    return session.exec(sql);
+  }
+  static std::string value(const std::string& url, const std::string& sql) {
+    const auto result = run(url, sql);
+    return result.at(0)[0].is_null() ? "NULL" : result.at(0)[0].as<std::string>();
+  }
+  static bool exists(const std::string& url, const std::string& relation) {
+    return value(url, "SELECT to_regclass('" + relation + "') IS NOT NULL") == "t";
+  }
+  // Every recorded migration with its timestamp: changes whenever anything is (re)applied.
+  static std::string migration_log(const std::string& url) {
+    return value(url,
+                 "SELECT string_agg(version || ':' || name || '@' || applied_at, ',' ORDER BY version) "
+                 "FROM quick.schema_migrations");
+  }
+
+ private:
+  std::vector<std::string> scratch_databases_;
+};
+
+TEST_F(MigrateTest, MigrateAppliesEveryMigrationToAnEmptyDatabaseAndRecordsTheVersions) {
+  const auto empty = create_empty_database();
+  pqxx::connection conn(empty);
+  EXPECT_EQ(applied_schema_version(conn), 0);
+  const auto report = migrate(conn);
+  EXPECT_EQ(report.version_before, 0);
+  EXPECT_EQ(report.version_after, latest_schema_version());
+  EXPECT_GE(latest_schema_version(), 1);
+  ASSERT_EQ(report.applied.size(), static_cast<std::size_t>(latest_schema_version()));
+  EXPECT_EQ(report.applied.front(), "0001_queue_zones");
+  EXPECT_EQ(value(empty, "SELECT string_agg(version || ':' || name, ',' ORDER BY version) FROM quick.schema_migrations")
+                .substr(0, 13),
+            "1:queue_zones");
+  EXPECT_EQ(applied_schema_version(conn), latest_schema_version());
+  EXPECT_NO_THROW(require_current_schema(conn));
+  EXPECT_TRUE(exists(empty, "quick.queue_summary")) << "migrate must apply sql/views.sql";
+  EXPECT_TRUE(exists(empty, "quick.orphaned_zones"));
+  // The schema works.
+  pqxx::work txn(conn);
+  EXPECT_FALSE(enqueue_in(txn, testing::make_item("t")).duplicate);
+  txn.commit();
+}
+
+TEST_F(MigrateTest, MigrateTwiceIsANoOp) {
+  const auto empty = create_empty_database();
+  pqxx::connection conn(empty);
+  migrate(conn);
+  const auto log = migration_log(empty);
+  const auto second = migrate(conn);
+  EXPECT_TRUE(second.applied.empty());
+  EXPECT_EQ(second.version_before, latest_schema_version());
+  EXPECT_EQ(second.version_after, latest_schema_version());
+  EXPECT_EQ(migration_log(empty), log);
+}
+
+TEST_F(MigrateTest, MigrateOnTheFixturesMigratedDatabaseAppliesNothing) {
+  auto conn = connect();
+  const auto report = migrate(*conn);
+  EXPECT_TRUE(report.applied.empty());
+  EXPECT_EQ(report.version_before, report.version_after);
+}
+
+TEST_F(MigrateTest, MigrateRefusesADatabaseWithANewerSchemaAndLeavesItUnchanged) {
+  const int future = latest_schema_version() + 1;
+  query("DROP VIEW quick.queue_summary");  // migrate would re-create it if it touched anything
+  query("INSERT INTO quick.schema_migrations (version, name) VALUES (" + std::to_string(future) +
+        ", 'from_the_future')");
+  const auto log = migration_log(url());
+  auto conn = connect();
+  try {
+    migrate(*conn);
+    FAIL() << "expected SchemaError";
+  } catch (const SchemaError& error) {
+    EXPECT_THAT(error.what(), HasSubstr(std::to_string(future)));
+    EXPECT_THAT(error.what(), HasSubstr("newer"));
+  }
+  EXPECT_EQ(migration_log(url()), log);
+  EXPECT_FALSE(exists(url(), "quick.queue_summary")) << "migrate touched a newer schema";
+  EXPECT_EQ(applied_schema_version(*conn), future);
+}
+
+TEST_F(MigrateTest, MigrationThatFailsIsRolledBackAndReported) {
+  const auto empty = create_empty_database();
+  run(empty, "CREATE SCHEMA quick; CREATE TABLE quick.items (mine int)");
+  pqxx::connection conn(empty);
+  try {
+    migrate(conn);
+    FAIL() << "expected SchemaError";
+  } catch (const SchemaError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("0001_queue_zones"));
+    EXPECT_THAT(error.what(), HasSubstr("rolled back"));
+  }
+  EXPECT_FALSE(exists(empty, "quick.schema_migrations")) << "a failed migration left objects behind";
+  EXPECT_FALSE(exists(empty, "quick.pointers"));
+  EXPECT_EQ(value(empty, "SELECT string_agg(attname, ',') FROM pg_attribute "
+                         "WHERE attrelid = 'quick.items'::regclass AND attnum > 0"),
+            "mine");
+  // The connection is usable again.
+  pqxx::nontransaction session(conn);
+  EXPECT_EQ(session.exec("SELECT 1").at(0)[0].as<int>(), 1);
+}
+
+TEST_F(MigrateTest, ConcurrentMigratorsApplyEachVersionOnce) {
+  const auto empty = create_empty_database();
+  auto migrate_in_thread = [&] {
+    pqxx::connection conn(empty);
+    return migrate(conn);
+  };
+  auto first = std::async(std::launch::async, migrate_in_thread);
+  auto second = std::async(std::launch::async, migrate_in_thread);
+  const auto a = first.get();
+  const auto b = second.get();
+  EXPECT_EQ(a.applied.size() + b.applied.size(), static_cast<std::size_t>(latest_schema_version()));
+  EXPECT_TRUE(a.applied.empty() || b.applied.empty());
+  EXPECT_EQ(value(empty, "SELECT count(*) FROM quick.schema_migrations"), std::to_string(latest_schema_version()));
+}
+
+TEST_F(MigrateTest, RequireCurrentSchemaAcceptsOnlyTheCurrentVersion) {
+  auto current = connect();
+  EXPECT_NO_THROW(require_current_schema(*current));
+
+  const auto empty = create_empty_database();
+  pqxx::connection missing(empty);
+  try {
+    require_current_schema(missing);
+    FAIL() << "expected SchemaError for a database without the quick schema";
+  } catch (const SchemaError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("no quick schema"));
+  }
+
+  // Older than this build: no version recorded yet.
+  query("DELETE FROM quick.schema_migrations");
+  try {
+    require_current_schema(*current);
+    FAIL() << "expected SchemaError for an old schema";
+  } catch (const SchemaError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("quick migrate"));
+  }
+
+  query("INSERT INTO quick.schema_migrations (version, name) VALUES (" +
+        std::to_string(latest_schema_version() + 1) + ", 'from_the_future')");
+  try {
+    require_current_schema(*current);
+    FAIL() << "expected SchemaError for a newer schema";
+  } catch (const SchemaError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("newer"));
+  }
+}
+
+TEST_F(MigrateTest, PsqlAppliesTheMigrationFileOnceAndMigrateThenOnlyAppliesTheViews) {
+  const auto migration = kSourceDir / "migrations" / "0001_queue_zones.sql";
+  ASSERT_TRUE(std::filesystem::exists(migration)) << migration;
+  const auto empty = create_empty_database();
+
+  const auto first = run_psql_file(empty, migration);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(value(empty, "SELECT string_agg(version::text, ',') FROM quick.schema_migrations"), "1");
+  EXPECT_FALSE(exists(empty, "quick.queue_summary")) << "views are not part of the migration file";
+  run(empty, "SELECT * FROM quick.enqueue('t', 'job')");
+  const auto log = migration_log(empty);
+
+  const auto second = run_psql_file(empty, migration);
+  EXPECT_NE(second.exit_code, 0) << "a second psql run must fail";
+  EXPECT_THAT(second.output, HasSubstr("already applied"));
+  EXPECT_EQ(migration_log(empty), log);
+  EXPECT_EQ(value(empty, "SELECT count(*) FROM quick.items"), "1");
+  EXPECT_EQ(value(empty, "SELECT count(*) FROM quick.settings"), "1");
+
+  pqxx::connection conn(empty);
+  const auto report = migrate(conn);
+  EXPECT_EQ(report.version_before, 1);
+  EXPECT_EQ(report.version_after, latest_schema_version());
+  EXPECT_EQ(report.applied.size(), static_cast<std::size_t>(latest_schema_version() - 1));
+  EXPECT_TRUE(exists(empty, "quick.queue_summary"));
+  EXPECT_EQ(value(empty, "SELECT count(*) FROM quick.items"), "1");
+}
+
+TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
+  const auto views = kSourceDir / "sql" / "views.sql";
+  const auto first = run_psql_file(url(), views);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  const auto second = run_psql_file(url(), views);
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(query_value<int>("SELECT orphaned_zones FROM quick.queue_summary"), 0);
+}
+
+}  // namespace
+}  // namespace quick

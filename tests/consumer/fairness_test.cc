@@ -1,0 +1,232 @@
+// Fairness across queue zones (paper section 6, "Concurrency between consumers, fairness and
+// leases"): pointer leases plus the dequeue_max bound keep one tenant's backlog from starving
+// the other tenants' items.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "quick/consumer.h"
+#include "quick/quick.h"
+#include "store/consumer_store.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds step = 10ms) {
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    if (predicate()) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(step);
+  }
+}
+
+double millis(Clock::duration duration) {
+  return std::chrono::duration<double, std::milli>(duration).count();
+}
+
+class FairnessTest : public testing::DatabaseTest {
+ protected:
+  ConsumerConfig base_config() const {
+    ConsumerConfig config;
+    config.databases.push_back(DatabaseConfig{"main", url()});
+    config.scanner.idle_poll_interval = 5ms;
+    config.manager.p_duration = 500ms;
+    config.worker.item_lease_duration = 2s;
+    config.stop_deadline = 2s;
+    return config;
+  }
+
+  void enqueue_many(const std::string& tenant, int count, const std::string& job_type) {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    std::vector<NewItem> items;
+    for (int i = 0; i < count; ++i) {
+      NewItem item;
+      item.tenant = tenant;
+      item.job_type = job_type;
+      item.payload = "{\"n\":" + std::to_string(i) + "}";
+      items.push_back(item);
+    }
+    enqueue_batch_in(txn, items);
+    txn.commit();
+  }
+};
+
+// A tenant with a backlog of thousands shares the consumer with quiet tenants that enqueue a few
+// items while the backlog drains: the quiet items are picked up within a small fraction of the
+// backlog's drain time, and are all finished long before the backlog is.
+TEST_F(FairnessTest, QuietTenantsAreServedPromptlyWhileANoisyTenantsBacklogDrains) {
+  constexpr int kNoisyItems = 3000;
+  constexpr int kQuietTenants = 10;
+  constexpr int kItemsPerQuietTenant = 3;
+  constexpr int kQuietItems = kQuietTenants * kItemsPerQuietTenant;
+  enqueue_many("noisy", kNoisyItems, "work");
+
+  ConsumerConfig config = base_config();
+  config.worker.threads = 4;
+  config.manager.dequeue_max = 10;
+  Consumer consumer(config);
+
+  std::atomic<int> noisy_done{0};
+  std::atomic<int> quiet_done{0};
+  std::atomic<int> noisy_done_when_quiet_finished{-1};
+  std::mutex mutex;
+  std::array<Clock::time_point, kQuietTenants> enqueue_started{};  // set before the enqueue transaction
+  std::vector<double> quiet_pickup_ms;     // handler start - enqueue start (wall clock, conservative)
+  std::vector<double> quiet_waited_ms;     // JobContext::waited()
+  Clock::time_point last_noisy_done{};
+
+  consumer.handle("work", [&](JobContext& job) {
+    const auto started = Clock::now();
+    const std::string& tenant = job.item().tenant;
+    if (tenant != "noisy") {
+      const int index = std::stoi(tenant.substr(std::string("quiet-").size()));
+      std::lock_guard<std::mutex> lock(mutex);
+      quiet_pickup_ms.push_back(millis(started - enqueue_started[static_cast<std::size_t>(index)]));
+      quiet_waited_ms.push_back(std::chrono::duration<double, std::milli>(job.waited()).count());
+    }
+    std::this_thread::sleep_for(2ms);
+    if (tenant == "noisy") {
+      ++noisy_done;
+      std::lock_guard<std::mutex> lock(mutex);
+      last_noisy_done = Clock::now();
+    } else if (++quiet_done == kQuietItems) {
+      noisy_done_when_quiet_finished = noisy_done.load();
+    }
+    return JobResult::done();
+  });
+
+  const auto start = Clock::now();
+  consumer.start();
+  // The quiet tenants arrive once the backlog is being drained.
+  ASSERT_TRUE(eventually([&] { return noisy_done.load() >= 300; }, 60s));
+  for (int t = 0; t < kQuietTenants; ++t) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      enqueue_started[static_cast<std::size_t>(t)] = Clock::now();
+    }
+    enqueue_many("quiet-" + std::to_string(t), kItemsPerQuietTenant, "work");
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(eventually([&] { return quiet_done.load() == kQuietItems; }, 60s))
+      << "quiet items done: " << quiet_done.load();
+  ASSERT_TRUE(eventually([&] { return noisy_done.load() == kNoisyItems; }, 120s))
+      << "noisy items done: " << noisy_done.load();
+  consumer.stop();
+
+  double noisy_drain_ms;
+  double quiet_max_pickup_ms, quiet_max_waited_ms;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    noisy_drain_ms = millis(last_noisy_done - start);
+    ASSERT_EQ(quiet_pickup_ms.size(), static_cast<std::size_t>(kQuietItems));
+    quiet_max_pickup_ms = *std::max_element(quiet_pickup_ms.begin(), quiet_pickup_ms.end());
+    quiet_max_waited_ms = *std::max_element(quiet_waited_ms.begin(), quiet_waited_ms.end());
+  }
+  std::cout << "noisy drain " << noisy_drain_ms << " ms; quiet max pickup " << quiet_max_pickup_ms
+            << " ms (max waited() " << quiet_max_waited_ms << " ms); noisy items done when the last quiet item finished: "
+            << noisy_done_when_quiet_finished.load() << "/" << kNoisyItems << "\n"
+            << consumer.stats().to_string() << std::endl;
+
+  EXPECT_LT(quiet_max_pickup_ms, noisy_drain_ms / 5);
+  EXPECT_LT(quiet_max_waited_ms, noisy_drain_ms / 5);
+  // The quiet items did not queue behind the backlog: a good part of it was still to do.
+  EXPECT_LE(noisy_done_when_quiet_finished.load(), kNoisyItems * 3 / 4);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
+}
+
+// Algorithm 2, line 5, through the SQL the Managers use: one pointer lease dequeues at most
+// dequeue_max items of its zone, and the pointer of a zone that still has items vests again at
+// once while the pointer of a zone it emptied stays leased.
+TEST_F(FairnessTest, OnePointerLeaseDequeuesAtMostDequeueMaxItemsOfItsZone) {
+  enqueue_many("big", 50, "work");
+  enqueue_many("small", 3, "work");
+  auto conn = connect();
+
+  std::map<std::string, int> taken;
+  std::set<std::int64_t> first_ids;
+  {
+    pqxx::work txn(*conn);
+    const auto batch = store::lease_and_dequeue(txn, {"big", "small"}, 500ms, 7, 5s, {});
+    txn.commit();
+    for (const auto& dequeued : batch.items) {
+      ++taken[dequeued.item.tenant];
+      first_ids.insert(dequeued.item.id);
+    }
+    EXPECT_EQ(batch.pointers_locked, 2);
+    EXPECT_EQ(batch.pointers_requeued, 1);  // "big" still has work: its pointer vests now
+    ASSERT_EQ(batch.to_settle.size(), 1u);
+    EXPECT_EQ(batch.to_settle[0].tenant, "small");
+  }
+  EXPECT_EQ(taken["big"], 7);
+  EXPECT_EQ(taken["small"], 3);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL"), 7);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND vesting_time <= now()"), 43);
+
+  // Another visit right away: "big" can be visited again and yields the next dequeue_max items;
+  // "small" is still under its pointer lease.
+  {
+    pqxx::work txn(*conn);
+    const auto batch = store::lease_and_dequeue(txn, {"big", "small"}, 500ms, 7, 5s, {});
+    txn.commit();
+    int big = 0;
+    for (const auto& dequeued : batch.items) {
+      EXPECT_EQ(dequeued.item.tenant, "big");
+      EXPECT_EQ(first_ids.count(dequeued.item.id), 0u) << "item " << dequeued.item.id << " dequeued twice";
+      ++big;
+    }
+    EXPECT_EQ(big, 7);
+    EXPECT_EQ(batch.pointers_locked, 1);
+  }
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL"), 14);
+}
+
+// The same bound seen through a running consumer: with one Worker busy on the zone's first item
+// and nothing more wanted (prefetch 0), a single Manager visit leased exactly dequeue_max items
+// of the big zone, not more.
+TEST_F(FairnessTest, AConsumerVisitLeasesExactlyDequeueMaxItemsOfABigZone) {
+  enqueue_many("big", 60, "work");
+  ConsumerConfig config = base_config();
+  config.worker.threads = 1;
+  config.worker.prefetch = 0;
+  config.manager.dequeue_max = 7;
+  Consumer consumer(config);
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0};
+  consumer.handle("work", [&](JobContext&) {
+    ++started;
+    while (!release.load()) std::this_thread::sleep_for(2ms);
+    return JobResult::done();
+  });
+  consumer.start();
+  const std::string leased_sql =
+      "SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL AND vesting_time > now()";
+  ASSERT_TRUE(eventually([&] { return query_value<int>(leased_sql) >= 7; }, 30s));
+  std::this_thread::sleep_for(400ms);  // room for a wrong second visit to show up
+  EXPECT_EQ(query_value<int>(leased_sql), 7);
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(consumer.stats().items_dequeued, 7u);
+  release = true;
+  ASSERT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, 60s));
+  consumer.stop();
+  EXPECT_EQ(started.load(), 60);
+}
+
+}  // namespace
+}  // namespace quick

@@ -841,6 +841,10 @@ DECLARE
 BEGIN
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
+    -- Scanners call this before every peek; usually there is nothing to do.
+    IF NOT EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN
+        RETURN 0;
+    END IF;
     -- Requests another applier is working on right now are skipped, so appliers never wait.
     WITH requests AS MATERIALIZED (
         SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r

@@ -2,7 +2,7 @@
 --   * quick.dead_items: items that failed permanently, kept for inspection and re-enqueue;
 --   * quick.consumer_roles: leases on roles such as the in-order Scanner of this database;
 --   * batch functions: Postgres' unit of cost is the statement and the commit, so the consumer
---     leases, dequeues, settles, extends and acknowledges many zones and items per statement.
+--     visits (leases, dequeues, settles), extends and acknowledges many zones and items per call.
 --
 -- Apply with: psql -v ON_ERROR_STOP=1 -f migrations/0002_consumer.sql (after 0001), or quick migrate.
 
@@ -84,54 +84,91 @@ LANGUAGE sql VOLATILE AS $$
     RETURNING true
 $$;
 
--- Algorithm 2, lines 1-6, for a batch of zones, in one statement's worth of round trip:
---   1. lock the named pointers that are vested, skipping those another consumer holds
---      (FOR NO KEY UPDATE SKIP LOCKED: never FOR UPDATE, which would skip pointers that
---      enqueuers hold FOR KEY SHARE and starve busy tenants);
---   2. dequeue up to dequeue_max vested items from each of those zones (item leases), leaving out
---      job types the consumer is throttling;
---   3. a zone that yielded dequeue_max items still has work: its pointer is requeued to vest now
---      with last_active_time = now (Algorithm 2's requeue, decided here because nothing later can
---      change it). Every other pointer is leased for p_duration (vesting-time bump + lease id) and
---      settled later with quick.settle_pointers, once its items are on their way to Workers.
--- Returns one row per dequeued item (kind 'item') and one per locked pointer (kind 'pointer':
--- pointer_lease_id is set when the caller must settle it, NULL when it was requeued already).
--- ready_lag is how long each item had been vested (now - its vesting time) when dequeued, and age
--- how long ago it was enqueued; both on the database clock.
-CREATE FUNCTION quick.lease_and_dequeue(tenants text[], p_duration interval, dequeue_max integer,
-                                        item_lease_duration interval,
-                                        excluded_job_types text[] DEFAULT '{}')
-RETURNS TABLE (kind text, tenant text, pointer_lease_id uuid, last_active_time timestamptz,
+-- Algorithm 2 for a batch of zones: one call, one transaction, one round trip.
+--
+-- On FoundationDB the paper's Manager leases a pointer, dequeues and settles it in separate
+-- transactions, and the pointer lease (a vesting-time bump) keeps the zone its own in between.
+-- On Postgres a commit is the unit of cost, so the whole visit is one transaction and the row
+-- lock is the lease: other consumers skip the zone while it is visited, and a consumer that dies
+-- mid-visit changes nothing (the transaction rolls back, the pointer is still vested).
+--
+--   1. lock the named zones' pointers that are vested. FOR NO KEY UPDATE SKIP LOCKED: never FOR
+--      UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE and starve busy tenants;
+--   2. dequeue up to dequeue_max vested items from each zone (item leases), leaving out job types
+--      the consumer is throttling;
+--   3. a zone that yielded dequeue_max items has more work: its pointer vests again now, with
+--      last_active_time = now ("requeue");
+--   4. every other zone is settled with the protocol of quick.settle_pointers (docs/protocol.md):
+--      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; read the zone
+--      in a NEW statement; then requeue it to its earliest vesting time, park it, or delete its
+--      pointer when it has been empty for min_inactive. A zone an enqueuer holds right now is
+--      released to vest now.
+-- Returns one row per dequeued item (kind 'item'), one per zone visited (kind 'pointer', with
+-- what happened: requeued, parked, collected, released_busy; and pointer_lag, how long the
+-- pointer had been vested), and for each tenant that was not visited one row of kind 'conflict': 'locked' (another consumer was visiting it), 'not_vested' (visited and requeued
+-- by someone else since it was peeked) or 'gone'. ready_lag: how long each item had been vested;
+-- age: since its enqueue (database clock).
+CREATE FUNCTION quick.visit_zones(tenants text[], dequeue_max integer, item_lease_duration interval,
+                                  min_inactive interval, excluded_job_types text[] DEFAULT '{}')
+RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
                item_id bigint, job_type text, priority integer, item_lease_id uuid,
                error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
                last_error text, ready_lag interval, age interval)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-    now_ts           timestamptz := statement_timestamp();
-    locked_tenants   text[];
-    locked_active    timestamptz[];
+    now_ts          timestamptz := statement_timestamp();
+    zone_tenants    text[];
+    zone_active     timestamptz[];
+    zone_lag        interval[];
+    full_zones      text[];
+    found_zones     text[];
+    settle_tenants  text[];
+    locked_tenants  text[];
+    locked_first    timestamptz[];
+    leased_items    quick.items[];
+    leased_lags     interval[];
 BEGIN
-    PERFORM quick.check_positive_interval(p_duration, 'p_duration', 'quick.lease_and_dequeue');
-    PERFORM quick.check_positive_interval(item_lease_duration, 'item_lease_duration', 'quick.lease_and_dequeue');
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
+            MESSAGE = 'quick.visit_zones must run in READ COMMITTED: it settles pointers with the GC protocol';
+    END IF;
+    PERFORM quick.check_positive_interval(item_lease_duration, 'item_lease_duration', 'quick.visit_zones');
     PERFORM quick.check_argument(dequeue_max > 0,
-        'quick.lease_and_dequeue: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
+        'quick.visit_zones: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
+    PERFORM quick.check_argument(min_inactive >= interval '0',
+        'quick.visit_zones: min_inactive must be zero or positive, got %s', coalesce(min_inactive::text, 'NULL'));
 
+    -- 1: which zones.
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}')
-      INTO locked_tenants, locked_active
-      FROM (SELECT p.tenant, p.last_active_time FROM quick.pointers p
+           coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}')
+      INTO zone_tenants, zone_active, zone_lag
+      FROM (SELECT p.tenant, p.last_active_time, p.vesting_time FROM quick.pointers p
              WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
              ORDER BY p.tenant
                FOR NO KEY UPDATE SKIP LOCKED) l;
-    IF cardinality(locked_tenants) = 0 THEN
+    -- Why the others were not visited (cheap: no locks; only the losers are looked at).
+    IF cardinality(zone_tenants) < cardinality(tenants) THEN
+    RETURN QUERY
+    SELECT 'conflict'::text, t.tenant,
+           CASE WHEN p.tenant IS NULL THEN 'gone'
+                WHEN p.vesting_time <= now_ts THEN 'locked'
+                ELSE 'not_vested' END,
+           NULL::interval, NULL::bigint, NULL::text, NULL::integer, NULL::uuid, NULL::integer,
+           NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text, NULL::interval, NULL::interval
+      FROM unnest(tenants) t(tenant)
+      LEFT JOIN quick.pointers p ON p.tenant = t.tenant
+     WHERE t.tenant <> ALL (zone_tenants);
+    END IF;
+    IF cardinality(zone_tenants) = 0 THEN
         RETURN;
     END IF;
 
-    RETURN QUERY
+    -- 2: dequeue, keeping the leased rows (this transaction's own writes) for steps 3 and 5.
     WITH chosen AS MATERIALIZED (
         SELECT c.id, c.vesting_time AS ready_at
-          FROM unnest(locked_tenants) z(tenant)
+          FROM unnest(zone_tenants) z(tenant)
           CROSS JOIN LATERAL (
                 SELECT i.id, i.vesting_time FROM quick.items i
                  WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
@@ -139,34 +176,89 @@ BEGIN
                  ORDER BY i.priority, i.vesting_time
                  LIMIT dequeue_max
                    FOR NO KEY UPDATE SKIP LOCKED) c),
-    leased_items AS (
+    leased AS (
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
           FROM chosen WHERE i.id = chosen.id
-        RETURNING i.tenant, i.id, i.job_type, i.priority, i.lease_id, i.error_count, i.payload,
-                  i.enqueued_at, i.client_item_id, i.last_error, now_ts - chosen.ready_at AS ready_lag,
-                  now_ts - i.enqueued_at AS age),
-    zone_counts AS (
-        SELECT z.tenant, z.last_active,
-               (SELECT count(*) FROM leased_items li WHERE li.tenant = z.tenant) AS taken
-          FROM unnest(locked_tenants, locked_active) z(tenant, last_active)),
-    pointers_after AS (
-        UPDATE quick.pointers p
-           SET vesting_time = CASE WHEN zc.taken >= dequeue_max THEN now_ts ELSE now_ts + p_duration END,
-               lease_id = CASE WHEN zc.taken >= dequeue_max THEN NULL ELSE gen_random_uuid() END,
-               last_active_time = CASE WHEN zc.taken >= dequeue_max THEN now_ts ELSE p.last_active_time END
-          FROM zone_counts zc
-         WHERE p.tenant = zc.tenant
-        RETURNING p.tenant, p.lease_id, zc.last_active)
-    SELECT 'pointer'::text, pa.tenant, pa.lease_id, pa.last_active, NULL::bigint, NULL::text,
-           NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
-           NULL::text, NULL::interval, NULL::interval
-      FROM pointers_after pa
-    UNION ALL
-    SELECT 'item'::text, li.tenant, NULL::uuid, NULL::timestamptz, li.id, li.job_type, li.priority,
-           li.lease_id, li.error_count, li.payload, li.enqueued_at, li.client_item_id, li.last_error,
-           li.ready_lag, li.age
-      FROM leased_items li;
+        RETURNING i AS item, chosen.ready_at)
+    SELECT coalesce(array_agg(l.item ORDER BY (l.item).priority, (l.item).id), '{}'),
+           coalesce(array_agg(now_ts - l.ready_at ORDER BY (l.item).priority, (l.item).id), '{}')
+      INTO leased_items, leased_lags
+      FROM leased l;
+
+    -- 3: full zones vest again now.
+    SELECT coalesce(array_agg(c.tenant) FILTER (WHERE c.taken >= dequeue_max), '{}'),
+           coalesce(array_agg(c.tenant), '{}')
+      INTO full_zones, found_zones
+      FROM (SELECT x.tenant, count(*) AS taken FROM unnest(leased_items) x GROUP BY x.tenant) c;
+    IF cardinality(full_zones) > 0 THEN
+        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts
+         WHERE p.tenant = ANY (full_zones);
+    END IF;
+
+    -- 4: settle the others. Statement 4a locks; 4b reads the zones with a fresh snapshot.
+    settle_tenants := ARRAY(SELECT t FROM unnest(zone_tenants) t WHERE t <> ALL (full_zones) ORDER BY t);
+    IF cardinality(settle_tenants) > 0 THEN
+        SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}')
+          INTO locked_tenants
+          FROM (SELECT p.tenant FROM quick.pointers p
+                 WHERE p.tenant = ANY (settle_tenants)
+                 ORDER BY p.tenant
+                   FOR UPDATE SKIP LOCKED) l;
+        SELECT coalesce(array_agg((SELECT min(i.vesting_time) FROM quick.items i WHERE i.tenant = z.t)
+                                  ORDER BY z.ord), '{}')
+          INTO locked_first
+          FROM unnest(locked_tenants) WITH ORDINALITY z(t, ord);
+
+        RETURN QUERY
+        WITH zones AS (
+            SELECT z.t AS tenant, z.active AS last_active, z.lag, z.t = ANY (found_zones) AS found
+              FROM unnest(zone_tenants, zone_active, zone_lag) z(t, active, lag)
+             WHERE z.t = ANY (settle_tenants)),
+        locked AS (
+            SELECT k.t AS tenant, k.v AS first_vesting FROM unnest(locked_tenants, locked_first) k(t, v)),
+        plan AS (
+            SELECT z.tenant, z.lag, z.found,
+                   CASE WHEN l.tenant IS NULL THEN 'released_busy'
+                        WHEN l.first_vesting IS NOT NULL THEN 'requeued'
+                        WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
+                        ELSE 'parked' END AS action,
+                   CASE WHEN l.tenant IS NULL THEN now_ts
+                        WHEN l.first_vesting IS NOT NULL THEN greatest(l.first_vesting, now_ts)
+                        WHEN z.found THEN now_ts + min_inactive
+                        ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
+              FROM zones z LEFT JOIN locked l ON l.tenant = z.tenant),
+        collected AS (
+            DELETE FROM quick.pointers p USING plan
+             WHERE plan.action = 'collected' AND p.tenant = plan.tenant
+            RETURNING p.tenant),
+        settled AS (
+            UPDATE quick.pointers p
+               SET vesting_time = plan.next_vesting,
+                   last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
+              FROM plan
+             WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
+            RETURNING p.tenant)
+        SELECT 'pointer'::text, plan.tenant, plan.action, plan.lag, NULL::bigint, NULL::text,
+               NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
+               NULL::text, NULL::interval, NULL::interval
+          FROM plan;
+    END IF;
+
+    RETURN QUERY
+    SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
+           NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text,
+           NULL::interval, NULL::interval
+      FROM unnest(zone_tenants, zone_lag) z(t, lag)
+     WHERE z.t = ANY (full_zones);
+
+    -- 5: the items, in (priority, id) order.
+    RETURN QUERY
+    SELECT 'item'::text, x.tenant, NULL::text, NULL::interval, x.id, x.job_type, x.priority, x.lease_id,
+           x.error_count, x.payload, x.enqueued_at, x.client_item_id, x.last_error, y.lag,
+           now_ts - x.enqueued_at
+      FROM unnest(leased_items) WITH ORDINALITY x
+      JOIN unnest(leased_lags) WITH ORDINALITY y(lag, ordinality) ON y.ordinality = x.ordinality;
 END
 $$;
 
@@ -218,6 +310,21 @@ BEGIN
         AND cardinality(item_ids) = cardinality(delays) AND cardinality(item_ids) = cardinality(errors)
         AND cardinality(item_ids) = cardinality(failures),
         'quick.ack_items: all arrays must have the same length');
+    -- The common case, every item done: one DELETE.
+    IF 'complete' = ALL (actions) THEN
+        RETURN QUERY
+        WITH deleted AS (
+            DELETE FROM quick.items i USING unnest(item_ids, lease_ids) u(id, lease)
+             WHERE i.id = u.id AND i.lease_id = u.lease
+            RETURNING i.id)
+        SELECT u.id,
+               CASE WHEN EXISTS (SELECT 1 FROM deleted d WHERE d.id = u.id) THEN 'done'::quick.outcome
+                    WHEN EXISTS (SELECT 1 FROM quick.items i WHERE i.id = u.id) THEN 'lease_lost'::quick.outcome
+                    ELSE 'item_gone'::quick.outcome END
+          FROM unnest(item_ids) u(id);
+        RETURN;
+    END IF;
+
     SELECT a INTO bad_action FROM unnest(actions) a
      WHERE a IS NULL OR a NOT IN ('complete', 'retry', 'release', 'dead', 'delete') LIMIT 1;
     IF FOUND THEN

@@ -49,8 +49,13 @@ struct ScannerConfig {
 // Algorithm 2: the Managers.
 struct ManagerConfig {
   int threads = 2;               // Manager threads. 1..256.
-  int dequeue_max = 10;          // max items dequeued from one zone per pointer lease. 1..10000.
-  Millis p_duration{2000};       // pointer lease duration. 100ms..10min.
+  // Max items dequeued from one zone per visit (pointer lease): the fairness bound ("water
+  // filling"). Larger means fewer visits per item for big zones. 1..10000.
+  int dequeue_max = 32;
+  // Pointer lease duration: the longest a Manager may hold its zones in one visit. A visit is one
+  // transaction whose row locks are the lease; past p_duration Postgres cancels it and the zones
+  // are free at once. 100ms..10min.
+  Millis p_duration{2000};
   Millis min_inactive{60000};    // an empty zone's pointer is deleted after this long idle. 0..1d.
   // Zones handled by one Manager in one statement (Postgres cost is per statement and commit,
   // so pointers are leased, dequeued and settled in batches). 1..1000.
@@ -64,10 +69,10 @@ struct WorkerConfig {
   // How often leases of held items are extended. Range 1ms..item_lease_duration (exclusive).
   // Default: a third of item_lease_duration.
   std::optional<Millis> lease_extend_interval;
-  // The Scanner peeks only while fewer than this many items wait in the local buffer (a gate,
-  // not a cap: one scan can bring in up to its selection times dequeue_max items). Small keeps
-  // other tenants' latency low. 0..100000. Default: threads.
-  std::optional<int> prefetch;
+  // The Scanner looks for more zones only while fewer than this many zones have items waiting in
+  // the local buffer (Workers take items round robin over zones). A zone with 2 x threads items
+  // waiting is not visited again until they run low. 0..100000 (0 counts as 1). Default: threads.
+  std::optional<int> prefetch_zones;
   Millis ack_interval{5};     // completions are acknowledged in batches at least this often. 1ms..10s.
   int ack_batch_max = 1000;   // max completions per acknowledgment statement. 1..100000.
 };
@@ -112,7 +117,7 @@ struct ConsumerConfig {
   // The effective settings for `job_type`.
   const JobTypeConfig& job_type(const std::string& job_type) const;
   Millis effective_lease_extend_interval() const;
-  int effective_prefetch() const;
+  int effective_prefetch_zones() const;
 };
 
 // Throws InvalidArgument naming the first invalid option ("manager.dequeue_max must be between

@@ -25,7 +25,10 @@ struct ConsumerStats {
   // Managers
   std::uint64_t pointer_lease_attempts = 0;
   std::uint64_t pointer_leases_won = 0;
-  std::uint64_t pointer_leases_lost = 0;  // conflicts: another consumer had it (not errors)
+  std::uint64_t pointer_leases_lost = 0;  // conflicts: another consumer had it (not errors), of which:
+  std::uint64_t pointer_conflicts_locked = 0;      //   another consumer was visiting the zone
+  std::uint64_t pointer_conflicts_not_vested = 0;  //   visited and requeued by another since the peek
+  std::uint64_t pointer_conflicts_gone = 0;        //   the pointer had been garbage-collected
   std::uint64_t pointers_requeued = 0;
   std::uint64_t pointers_parked = 0;
   std::uint64_t pointers_collected = 0;   // garbage-collected
@@ -50,6 +53,7 @@ struct ConsumerStats {
   std::uint64_t in_doubt_commits = 0;
   // Latencies
   LatencySummary pickup_latency;    // enqueue (or vesting, if later) -> handler start
+  LatencySummary pointer_pickup_latency;  // a pointer's vesting -> its zone's visit
   LatencySummary handler_duration;
   // Now
   std::uint64_t items_buffered = 0;   // waiting for a Worker

@@ -1,10 +1,19 @@
 #include "cli/command_handler.h"
 
+#include <signal.h>
+
+#include <mutex>
+#include <set>
+
 #include "util/logging.h"
 #include "util/subprocess.h"
 
 namespace quick::cli {
 namespace {
+
+// Process groups of the commands running now.
+std::mutex running_mutex;
+std::set<int> running_groups;  // guarded by running_mutex
 
 // The last line(s) of a command's output, short enough for an error message.
 std::string output_tail(const std::string& output) {
@@ -16,6 +25,12 @@ std::string output_tail(const std::string& output) {
 
 }  // namespace
 
+int kill_remaining_commands() {
+  std::lock_guard<std::mutex> lock(running_mutex);
+  for (int group : running_groups) ::kill(-group, SIGKILL);
+  return static_cast<int>(running_groups.size());
+}
+
 Handler make_command_handler(const std::string& job_type, const JobTypeConfig& settings) {
   auto log = util::component_logger("quick.command");
   return [job_type, settings, log](JobContext& job) -> JobResult {
@@ -24,6 +39,17 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
     options.argv = settings.command;
     options.stdin_data = item.payload;
     options.should_stop = [&job] { return job.should_stop(); };
+    // Well inside the consumer's own stop grace (2 s), so a command ignoring SIGTERM is killed
+    // before the consumer gives up waiting for it.
+    options.kill_grace = std::chrono::milliseconds(1000);
+    options.on_started = [](int pid) {
+      std::lock_guard<std::mutex> lock(running_mutex);
+      running_groups.insert(pid);
+    };
+    options.on_finished = [](int pid) {
+      std::lock_guard<std::mutex> lock(running_mutex);
+      running_groups.erase(pid);
+    };
     options.extra_environment = {"QUICK_ITEM_ID=" + std::to_string(item.id), "QUICK_TENANT=" + item.tenant,
                                  "QUICK_JOB_TYPE=" + item.job_type, "QUICK_ATTEMPT=" + std::to_string(job.attempt()),
                                  "QUICK_DATABASE=" + job.database_name()};

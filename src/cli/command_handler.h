@@ -14,4 +14,8 @@ namespace quick::cli {
 
 Handler make_command_handler(const std::string& job_type, const JobTypeConfig& settings);
 
+// SIGKILLs the process group of every command still running (called once the consumer has
+// stopped, so that no command outlives `quick worker`). Returns how many there were.
+int kill_remaining_commands();
+
 }  // namespace quick::cli

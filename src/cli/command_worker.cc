@@ -65,6 +65,9 @@ int run_worker_command(const WorkerOptions& options) {
     std::cerr << consumer.stats().to_string() << std::endl;
   }
   consumer.stop();
+  if (const int killed = kill_remaining_commands(); killed > 0) {
+    log->warn("killed {} command(s) that were still running after the stop deadline", killed);
+  }
   std::cout << consumer.stats().to_string() << std::endl;
   return 0;
 }

@@ -21,7 +21,7 @@ const JobTypeConfig& ConsumerConfig::job_type(const std::string& name) const {
 Millis ConsumerConfig::effective_lease_extend_interval() const {
   return worker.lease_extend_interval.value_or(worker.item_lease_duration / 3);
 }
-int ConsumerConfig::effective_prefetch() const { return worker.prefetch.value_or(worker.threads); }
+int ConsumerConfig::effective_prefetch_zones() const { return worker.prefetch_zones.value_or(worker.threads); }
 
 namespace {
 
@@ -129,7 +129,7 @@ void validate_worker(const WorkerConfig& worker) {
                             ")");
     }
   }
-  if (worker.prefetch) check_between("worker.prefetch", *worker.prefetch, 0, 100000);
+  if (worker.prefetch_zones) check_between("worker.prefetch_zones", *worker.prefetch_zones, 0, 100000);
   check_between("worker.ack_interval", worker.ack_interval, Millis(1), seconds(10));
   check_between("worker.ack_batch_max", worker.ack_batch_max, 1, 100000);
 }

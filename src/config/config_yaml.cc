@@ -271,13 +271,13 @@ ManagerConfig read_manager(const YAML::Node& node) {
 
 WorkerConfig read_worker(const YAML::Node& node) {
   const Section section(node, "worker",
-                        {"threads", "item_lease_duration", "lease_extend_interval", "prefetch",
+                        {"threads", "item_lease_duration", "lease_extend_interval", "prefetch_zones",
                          "ack_interval", "ack_batch_max"});
   WorkerConfig worker;
   section.read("threads", worker.threads);
   section.read("item_lease_duration", worker.item_lease_duration);
   section.read("lease_extend_interval", worker.lease_extend_interval);
-  section.read("prefetch", worker.prefetch);
+  section.read("prefetch_zones", worker.prefetch_zones);
   section.read("ack_interval", worker.ack_interval);
   section.read("ack_batch_max", worker.ack_batch_max);
   return worker;

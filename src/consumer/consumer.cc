@@ -86,7 +86,7 @@ class Consumer::Impl {
     for (auto& manager : managers_) manager.join();
     for (auto& batch : core.manager_queue.take_all()) {
       core.databases[static_cast<std::size_t>(batch.database)]->unmark_in_progress(batch.tenants);
-      core.items_expected.fetch_sub(static_cast<int>(batch.tenants.size()));
+      core.visits_in_flight.fetch_sub(1);
     }
 
     release_buffered_items();

@@ -19,6 +19,20 @@ bool DatabaseRuntime::is_in_progress(const std::string& tenant) const {
   return in_progress_.count(tenant) > 0;
 }
 
+void ConsumerCore::notify_visit_finished() {
+  {
+    std::lock_guard<std::mutex> lock(visit_mutex);
+    ++visits_finished;
+  }
+  visit_finished.notify_all();
+}
+
+void ConsumerCore::wait_for_visit(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(visit_mutex);
+  const auto seen = visits_finished;
+  visit_finished.wait_for(lock, timeout, [&] { return visits_finished != seen || stop_scanning.requested(); });
+}
+
 ConsumerCore::ConsumerCore(ConsumerConfig consumer_config) : config(std::move(consumer_config)) {
   for (const auto& database : config.databases) {
     databases.push_back(std::make_unique<DatabaseRuntime>(database));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,10 +70,18 @@ struct ConsumerCore {
   Counters counters;
 
   util::BlockingQueue<PointerBatch> manager_queue;
-  // Items on their way to the WorkQueue: one per pointer handed to the Managers, until its visit
-  // ends. The Scanner counts them as buffered, so it does not scan again before the items of
-  // the visits in flight have landed. Added to by the Scanner, subtracted by the Managers.
-  std::atomic<int> items_expected{0};
+  // Pointer batches handed to the Managers whose visit has not ended: the Scanner keeps at most
+  // one per Manager in flight. Added to by the Scanner, subtracted by the Managers.
+  std::atomic<int> visits_in_flight{0};
+
+  // Signalled by a Manager whenever it finishes a visit: a Scanner that found only pointers its
+  // Managers are visiting waits for this instead of its idle poll interval.
+  void notify_visit_finished();
+  // Waits until a visit finishes, up to `timeout` (or stop).
+  void wait_for_visit(std::chrono::milliseconds timeout);
+  std::mutex visit_mutex;
+  std::condition_variable visit_finished;
+  std::uint64_t visits_finished = 0;  // guarded by visit_mutex
   worker::WorkQueue work_queue;
   util::BlockingQueue<PendingAck> ack_queue;
   std::unique_ptr<LeaseKeeper> lease_keeper;

@@ -10,6 +10,7 @@ ConsumerStats Counters::snapshot() const {
   QUICK_CONSUMER_COUNTERS(QUICK_COPY_COUNTER)
 #undef QUICK_COPY_COUNTER
   stats.pickup_latency = pickup_latency.summary();
+  stats.pointer_pickup_latency = pointer_pickup_latency.summary();
   stats.handler_duration = handler_duration.summary();
   return stats;
 }
@@ -37,7 +38,9 @@ std::string ConsumerStats::to_string() const {
       << " dequeued=" << items_dequeued
       << " buffered=" << items_buffered << " running=" << items_running << "\n"
       << "pointers: lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
-      << " conflicts=" << pointer_leases_lost << " requeued=" << pointers_requeued
+      << " conflicts=" << pointer_leases_lost << " (locked=" << pointer_conflicts_locked
+      << " not_vested=" << pointer_conflicts_not_vested << " gone=" << pointer_conflicts_gone << ")"
+      << " requeued=" << pointers_requeued
       << " parked=" << pointers_parked << " collected=" << pointers_collected
       << " released_busy=" << pointers_released_busy << " settle_lease_lost=" << pointer_settle_lease_lost
       << " settle_skipped=" << pointer_settle_skipped
@@ -46,6 +49,7 @@ std::string ConsumerStats::to_string() const {
       << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
       << (in_order_role ? " (in-order role)" : "") << "\n"
       << "pickup latency: " << latency_text(pickup_latency) << "\n"
+      << "pointer pickup latency: " << latency_text(pointer_pickup_latency) << "\n"
       << "handler duration: " << latency_text(handler_duration) << "\n"
       << "errors: database=" << database_errors << " reconnects=" << reconnects
       << " in_doubt=" << in_doubt_commits << " handler_exceptions=" << handler_exceptions

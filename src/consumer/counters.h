@@ -14,7 +14,8 @@
 
 #define QUICK_CONSUMER_COUNTERS(X)                                                            \
   X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied)          \
-  X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost) X(pointers_requeued)  \
+  X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost) X(pointer_conflicts_locked) \
+  X(pointer_conflicts_not_vested) X(pointer_conflicts_gone) X(pointers_requeued)                 \
   X(pointers_parked) X(pointers_collected) X(pointers_released_busy)                           \
   X(pointer_settle_lease_lost) X(pointer_settle_skipped) X(items_dequeued) X(items_throttled) X(items_done)              \
   X(items_retried) X(items_inline_retries) X(items_dead) X(items_lease_lost) X(items_released) \
@@ -29,6 +30,7 @@ struct Counters {
 #undef QUICK_DECLARE_COUNTER
 
   util::LatencyHistogram pickup_latency;    // vested -> handler start
+  util::LatencyHistogram pointer_pickup_latency;  // pointer vested -> visited
   util::LatencyHistogram handler_duration;
 
   // Counters only; the caller fills in the "now" fields.

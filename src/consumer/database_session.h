@@ -11,7 +11,9 @@
 // Thread safety: none; each thread owns its sessions (libpqxx connections are single-threaded).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <pqxx/pqxx>
@@ -20,7 +22,10 @@ namespace quick::consumer {
 
 class DatabaseSession {
  public:
-  DatabaseSession(std::string url, std::string application_name);
+  // statement_timeout, when given, bounds every statement of the session (the Managers use it to
+  // bound how long a visit may hold its zones: ManagerConfig::p_duration).
+  DatabaseSession(std::string url, std::string application_name,
+                  std::optional<std::chrono::milliseconds> statement_timeout = std::nullopt);
 
   // The connection, (re)connecting if needed. Throws pqxx::broken_connection when the server
   // cannot be reached.
@@ -36,6 +41,7 @@ class DatabaseSession {
  private:
   std::string url_;
   std::string application_name_;
+  std::optional<std::chrono::milliseconds> statement_timeout_;
   std::unique_ptr<pqxx::connection> connection_;
   int connects_ = 0;
 };

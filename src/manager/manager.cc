@@ -54,10 +54,19 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
   }
 }
 
-void count_settled(ConsumerCore& core, const std::vector<store::SettledPointer>& settled) {
+void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const store::ZoneVisit& visit) {
   auto& counters = core.counters;
-  for (const auto& pointer : settled) {
-    switch (pointer.action) {
+  consumer::add(counters.pointer_lease_attempts, batch.tenants.size());
+  consumer::add(counters.pointer_leases_won, visit.zones.size());
+  const auto conflicts = static_cast<std::uint64_t>(visit.conflicts_locked + visit.conflicts_not_vested + visit.conflicts_gone);
+  consumer::add(counters.pointer_leases_lost, conflicts);
+  consumer::add(counters.pointer_conflicts_locked, static_cast<std::uint64_t>(visit.conflicts_locked));
+  consumer::add(counters.pointer_conflicts_not_vested, static_cast<std::uint64_t>(visit.conflicts_not_vested));
+  consumer::add(counters.pointer_conflicts_gone, static_cast<std::uint64_t>(visit.conflicts_gone));
+  consumer::add(counters.items_dequeued, visit.items.size());
+  for (const auto& zone : visit.zones) {
+    counters.pointer_pickup_latency.record(zone.pointer_lag);
+    switch (zone.action) {
       case store::SettleAction::kRequeued: consumer::add(counters.pointers_requeued); break;
       case store::SettleAction::kParked: consumer::add(counters.pointers_parked); break;
       case store::SettleAction::kCollected: consumer::add(counters.pointers_collected); break;
@@ -68,32 +77,18 @@ void count_settled(ConsumerCore& core, const std::vector<store::SettledPointer>&
   }
 }
 
+// One visit (Algorithm 2) of a batch of zones: one transaction, one round trip.
 void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const consumer::PointerBatch& batch) {
   const auto& manager = core.config.manager;
-  pqxx::connection& conn = session.connection();
-
-  store::ZoneBatch zones;
+  store::ZoneVisit visit;
   {
-    pqxx::work txn(conn);
-    zones = store::lease_and_dequeue(txn, batch.tenants, manager.p_duration, manager.dequeue_max,
-                                     core.config.worker.item_lease_duration, saturated_job_types(core));
+    pqxx::work txn(session.connection());
+    visit = store::visit_zones(txn, batch.tenants, manager.dequeue_max, core.config.worker.item_lease_duration,
+                               manager.min_inactive, saturated_job_types(core));
     txn.commit();
   }
-  auto& counters = core.counters;
-  consumer::add(counters.pointer_lease_attempts, batch.tenants.size());
-  consumer::add(counters.pointer_leases_won, static_cast<std::uint64_t>(zones.pointers_locked));
-  consumer::add(counters.pointer_leases_lost, batch.tenants.size() - static_cast<std::size_t>(zones.pointers_locked));
-  consumer::add(counters.pointers_requeued, static_cast<std::uint64_t>(zones.pointers_requeued));
-  consumer::add(counters.items_dequeued, zones.items.size());
-
-  hand_to_workers(core, batch.database, std::move(zones.items));  // Algorithm 2, line 6
-
-  if (!zones.to_settle.empty()) {  // lines 7-12
-    pqxx::work txn(conn);
-    const auto settled = store::settle_pointers(txn, zones.to_settle, manager.min_inactive);
-    txn.commit();
-    count_settled(core, settled);
-  }
+  count_visit(core, batch, visit);
+  hand_to_workers(core, batch.database, std::move(visit.items));
 }
 
 }  // namespace
@@ -104,7 +99,10 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
   std::vector<consumer::DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/manager");
+    // p_duration bounds how long a visit holds its zones: past it, Postgres cancels the visit
+    // and the zones are free again at once.
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/manager",
+                          core.config.manager.p_duration);
     retry_delays.emplace_back(std::chrono::milliseconds(50), core.config.reconnect_delay_max);
   }
   log->debug("manager {} started", manager_index);
@@ -125,7 +123,8 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
                                   retry_delays[index], core.stop_scanning);
     }
     runtime.unmark_in_progress(batch->tenants);
-    core.items_expected.fetch_sub(static_cast<int>(batch->tenants.size()));
+    core.visits_in_flight.fetch_sub(1);
+    core.notify_visit_finished();
   }
   log->debug("manager {} stopped", manager_index);
 }

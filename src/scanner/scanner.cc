@@ -41,24 +41,45 @@ void tick_elections(std::vector<std::unique_ptr<ScannedDatabase>>& databases, sp
   }
 }
 
-// Waits until the Workers can take more (Algorithm 1, line 5): fewer than `prefetch` (at least 1)
-// items buffered or on their way from Managers. Returns false when stopping.
+// Algorithm 1, line 5, "wait until at least one worker has no task to process", with room for
+// pipelining: the Scanner looks for more zones while fewer than `prefetch_zones` zones have items
+// waiting in the local buffer and a Manager is free to visit. Counting zones, not items, keeps a
+// zone with a big batch in the buffer from hiding the single item of another tenant: Workers
+// take items round robin over zones, so a newly found zone is served next.
+bool has_room(const ConsumerCore& core) {
+  const auto zones = static_cast<std::size_t>(std::max(1, core.config.effective_prefetch_zones()));
+  return core.work_queue.buffered_zones() < zones && core.visits_in_flight.load() < core.config.manager.threads;
+}
+
+// Waits for room; returns false when stopping.
 bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDatabase>>& databases,
                    spdlog::logger& log) {
-  const auto limit = static_cast<std::size_t>(std::max(1, core.config.effective_prefetch()));
   while (!core.stop_scanning.requested()) {
-    const auto expected = static_cast<std::size_t>(std::max(0, core.items_expected.load()));
-    if (core.work_queue.buffered() + expected < limit) return true;
+    if (has_room(core)) return true;
     tick_elections(databases, log);
-    core.work_queue.wait_for_room(limit, std::chrono::milliseconds(5));
+    core.wait_for_visit(std::chrono::milliseconds(2));
   }
   return false;
 }
 
-// One peek-select-dispatch step in one database. Returns how many pointers it selected and
-// whether the database's turn should go on (a full peek that selected something).
-std::pair<int, bool> scan_once(ConsumerCore& core, ScannedDatabase& db, int database_index,
-                               std::mt19937_64& random) {
+// Zones this consumer is busy with: in a visit, or with enough items waiting to keep every Worker
+// busy for two rounds. The Scanner leaves them out (Algorithm 1, line 7: pointers "already being
+// processed by this consumer"); such a zone is visited again once its buffer runs low, before
+// the Workers run dry.
+bool busy_zone(const ConsumerCore& core, const std::vector<std::string>& well_stocked,
+               const consumer::DatabaseRuntime& runtime, const std::string& tenant) {
+  return runtime.is_in_progress(tenant) ||
+         std::find(well_stocked.begin(), well_stocked.end(), tenant) != well_stocked.end();
+}
+
+struct ScanOutcome {
+  int selected = 0;
+  bool go_on = false;         // a full peek that selected something: the database's turn goes on
+  bool all_busy = false;      // vested pointers were found, but this consumer is busy with them all
+};
+
+// One peek-select-dispatch step in one database.
+ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_index, std::mt19937_64& random) {
   const auto& scanner = core.config.scanner;
   pqxx::connection& conn = db.session.connection();
   db.election.tick(conn);  // rate-limited inside
@@ -74,28 +95,38 @@ std::pair<int, bool> scan_once(ConsumerCore& core, ScannedDatabase& db, int data
   consumer::add(core.counters.scans);
   consumer::add(core.counters.pointers_peeked, peeked.size());
 
+  const auto well_stocked = core.work_queue.zones_with_at_least(
+      database_index, static_cast<std::size_t>(2 * core.config.worker.threads));
   std::vector<std::string> candidates;
   candidates.reserve(peeked.size());
   for (const auto& pointer : peeked) {
-    if (!db.runtime->is_in_progress(pointer.tenant)) candidates.push_back(pointer.tenant);
+    if (!busy_zone(core, well_stocked, *db.runtime, pointer.tenant)) candidates.push_back(pointer.tenant);
   }
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
   auto selected = select_pointers(candidates, scanner.selection_frac, scanner.selection_max, in_order, random);
   consumer::add(core.counters.pointers_selected, selected.size());
 
+  // Room again, now: a visit that ended during the peek may have filled the buffer (and its
+  // zone, no longer "in progress", may have been selected again). Its items landed before its
+  // zone was unmarked, so this check sees them.
+  if (!has_room(core)) selected.clear();
   db.runtime->mark_in_progress(selected);
-  core.items_expected.fetch_add(static_cast<int>(selected.size()));
   const auto batch_size = static_cast<std::size_t>(core.config.manager.pointers_per_batch);
   for (std::size_t start = 0; start < selected.size(); start += batch_size) {
     consumer::PointerBatch batch;
     batch.database = database_index;
     const auto end = std::min(selected.size(), start + batch_size);
     batch.tenants.assign(selected.begin() + static_cast<long>(start), selected.begin() + static_cast<long>(end));
+    core.visits_in_flight.fetch_add(1);
     core.manager_queue.push(std::move(batch));
   }
   const bool short_peek = static_cast<int>(peeked.size()) < scanner.peek_max;
-  return {static_cast<int>(selected.size()), !short_peek && !selected.empty()};
+  ScanOutcome outcome;
+  outcome.selected = static_cast<int>(selected.size());
+  outcome.go_on = !short_peek && !selected.empty();
+  outcome.all_busy = !peeked.empty() && candidates.empty();
+  return outcome;
 }
 
 }  // namespace
@@ -122,16 +153,18 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   while (!core.stop_scanning.requested()) {
     std::shuffle(order.begin(), order.end(), random);  // Algorithm 1, line 1
     int selected_this_round = 0;
+    bool all_busy = false;
     for (int index : order) {
       auto& db = *databases[static_cast<std::size_t>(index)];
       int processed = 0;
       while (processed < scanner.processing_bound && wait_for_room(core, databases, *log)) {
         try {
-          const auto [selected, go_on] = scan_once(core, db, index, random);
-          processed += selected;
-          selected_this_round += selected;
+          const ScanOutcome outcome = scan_once(core, db, index, random);
+          processed += outcome.selected;
+          selected_this_round += outcome.selected;
+          all_busy = all_busy || outcome.all_busy;
           db.retry_delay.reset();
-          if (!go_on) break;
+          if (!outcome.go_on) break;
         } catch (...) {
           consumer::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
                                       db.retry_delay, core.stop_scanning);
@@ -140,7 +173,14 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       }
       if (core.stop_scanning.requested()) break;
     }
-    if (selected_this_round == 0) core.stop_scanning.wait_for(scanner.idle_poll_interval);
+    if (selected_this_round == 0) {
+      // Nothing new to select. If only because this consumer is busy with every vested zone,
+      // look again soon: when a visit ends, or after a quarter of the idle interval, so that a
+      // quiet tenant's new item (a pull request, applied by the next scan) is found promptly.
+      // Otherwise the queue is idle: poll.
+      if (all_busy) core.wait_for_visit(std::max(std::chrono::milliseconds(1), scanner.idle_poll_interval / 4));
+      else core.stop_scanning.wait_for(scanner.idle_poll_interval);
+    }
   }
   for (auto& db : databases) {
     if (!db->session.connected()) continue;

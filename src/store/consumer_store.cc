@@ -27,25 +27,27 @@ const char* to_string(AckAction action) {
   return "unknown";
 }
 
-ZoneBatch lease_and_dequeue(pqxx::transaction_base& txn, const std::vector<std::string>& tenants,
-                            std::chrono::milliseconds p_duration, int dequeue_max,
-                            std::chrono::milliseconds item_lease_duration,
-                            const std::vector<std::string>& excluded_job_types) {
-  ZoneBatch batch;
-  if (tenants.empty()) return batch;
-  const auto result = exec_named(txn, QUICK_QUERY(lease_and_dequeue), array_literal(tenants),
-                                 interval_text(p_duration), dequeue_max,
-                                 interval_text(item_lease_duration), array_literal(excluded_job_types));
+ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,
+                      std::chrono::milliseconds item_lease_duration, std::chrono::milliseconds min_inactive,
+                      const std::vector<std::string>& excluded_job_types) {
+  ZoneVisit visit;
+  if (tenants.empty()) return visit;
+  const auto result = exec_named(txn, QUICK_QUERY(visit_zones), array_literal(tenants), dequeue_max,
+                                 interval_text(item_lease_duration), interval_text(min_inactive),
+                                 array_literal(excluded_job_types));
   for (const auto& row : result) {
     const std::string kind = row["kind"].as<std::string>();
+    if (kind == "conflict") {
+      const std::string reason = row["action"].as<std::string>();
+      if (reason == "locked") ++visit.conflicts_locked;
+      else if (reason == "not_vested") ++visit.conflicts_not_vested;
+      else ++visit.conflicts_gone;
+      continue;
+    }
     if (kind == "pointer") {
-      ++batch.pointers_locked;
-      if (row["pointer_lease_id"].is_null()) {
-        ++batch.pointers_requeued;
-      } else {
-        batch.to_settle.push_back(PointerVisit{row["tenant"].as<std::string>(),
-                                               row["pointer_lease_id"].as<std::string>(), false});
-      }
+      visit.zones.push_back(VisitedZone{row["tenant"].as<std::string>(),
+                                        parse_settle_action(row["action"].as<std::string>()),
+                                        std::chrono::microseconds(row["pointer_lag_us"].as<std::int64_t>())});
       continue;
     }
     DequeuedItem dequeued;
@@ -62,18 +64,9 @@ ZoneBatch lease_and_dequeue(pqxx::transaction_base& txn, const std::vector<std::
     item.enqueued_at = db_time_from_micros(row["enqueued_at_us"].as<std::int64_t>());
     dequeued.ready_lag = std::chrono::microseconds(row["ready_lag_us"].as<std::int64_t>());
     dequeued.age = std::chrono::microseconds(row["age_us"].as<std::int64_t>());
-    batch.items.push_back(std::move(dequeued));
+    visit.items.push_back(std::move(dequeued));
   }
-  // Zones that yielded items were active on this visit.
-  for (auto& visit : batch.to_settle) {
-    for (const auto& dequeued : batch.items) {
-      if (dequeued.item.tenant == visit.tenant) {
-        visit.items_found = true;
-        break;
-      }
-    }
-  }
-  return batch;
+  return visit;
 }
 
 std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,

@@ -24,18 +24,29 @@ struct DequeuedItem {
   std::chrono::microseconds age{0};        // time since enqueue, when dequeued
 };
 
-struct ZoneBatch {
-  std::vector<DequeuedItem> items;
-  std::vector<PointerVisit> to_settle;  // leased pointers to settle with settle_pointers
-  int pointers_locked = 0;              // pointers this call won (the others were taken)
-  int pointers_requeued = 0;            // won, and requeued at once because their zone was full
+// What a visit did to one zone's pointer.
+struct VisitedZone {
+  std::string tenant;
+  SettleAction action = SettleAction::kRequeued;  // requeued, parked, collected or released_busy
+  std::chrono::microseconds pointer_lag{0};        // how long the pointer had been vested
 };
 
-// Algorithm 2, lines 1-6, for `tenants` (see quick.lease_and_dequeue).
-ZoneBatch lease_and_dequeue(pqxx::transaction_base& txn, const std::vector<std::string>& tenants,
-                            std::chrono::milliseconds p_duration, int dequeue_max,
-                            std::chrono::milliseconds item_lease_duration,
-                            const std::vector<std::string>& excluded_job_types);
+struct ZoneVisit {
+  std::vector<DequeuedItem> items;
+  std::vector<VisitedZone> zones;  // the zones visited (their pointers were locked)
+  // Named tenants not visited, by reason: another consumer was visiting the zone; it had been
+  // visited and requeued since it was peeked; its pointer was gone.
+  int conflicts_locked = 0;
+  int conflicts_not_vested = 0;
+  int conflicts_gone = 0;
+};
+
+// Algorithm 2 for `tenants`, in one transaction (see quick.visit_zones in migrations/0002):
+// lease, dequeue up to dequeue_max items per zone, requeue / park / garbage-collect each pointer.
+// `txn` must be READ COMMITTED and should commit right after.
+ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,
+                      std::chrono::milliseconds item_lease_duration, std::chrono::milliseconds min_inactive,
+                      const std::vector<std::string>& excluded_job_types);
 
 // Extends item leases; returns the ids that were extended (the others lost their lease).
 std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,

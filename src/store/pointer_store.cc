@@ -19,6 +19,9 @@ std::vector<PointerLease> leases_from(const pqxx::result& result) {
   return leases;
 }
 
+
+}  // namespace
+
 SettleAction parse_settle_action(const std::string& text) {
   if (text == "requeued") return SettleAction::kRequeued;
   if (text == "parked") return SettleAction::kParked;
@@ -28,8 +31,6 @@ SettleAction parse_settle_action(const std::string& text) {
   if (text == "lease_lost") return SettleAction::kLeaseLost;
   throw std::logic_error("unexpected quick.settle_pointers action: " + text);
 }
-
-}  // namespace
 
 const char* to_string(SettleAction action) {
   switch (action) {

@@ -58,6 +58,7 @@ enum class SettleAction {
 };
 
 const char* to_string(SettleAction action);
+SettleAction parse_settle_action(const std::string& text);  // throws std::logic_error
 
 struct SettledPointer {
   std::string tenant;

@@ -148,6 +148,7 @@ ProcessResult run_process(const ProcessOptions& options) {
     return result;
   }
   result.started = true;
+  if (options.on_started) options.on_started(pid);
 
   // Feed stdin and drain output without blocking on either, so a child that writes a lot before
   // reading its input cannot deadlock us.
@@ -230,6 +231,7 @@ ProcessResult run_process(const ProcessOptions& options) {
     }
   }
   if (!reaped) ::waitpid(pid, &status, 0);
+  if (options.on_finished) options.on_finished(pid);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   return result;

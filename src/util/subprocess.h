@@ -27,6 +27,10 @@ struct ProcessOptions {
   std::function<bool()> should_stop;
   // Extra environment entries ("NAME=value") added to the inherited environment.
   std::vector<std::string> extra_environment;
+  // Called with the child's pid (also its process group id) once it runs, and with the same pid
+  // once it has been reaped; lets a caller kill what is left at exit.
+  std::function<void(int pid)> on_started;
+  std::function<void(int pid)> on_finished;
 };
 
 struct ProcessResult {

@@ -100,6 +100,20 @@ std::size_t WorkQueue::buffered() const {
   return buffered_;
 }
 
+std::size_t WorkQueue::buffered_zones() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return by_zone_.size();
+}
+
+std::vector<std::string> WorkQueue::zones_with_at_least(int database, std::size_t items) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> zones;
+  for (const auto& [key, zone] : by_zone_) {
+    if (key.first == database && zone.size() >= items) zones.push_back(key.second);
+  }
+  return zones;
+}
+
 std::size_t WorkQueue::held() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return held_;

@@ -50,6 +50,10 @@ class WorkQueue {
 
   bool closed() const;
   std::size_t buffered() const;
+  // Zones (of any database) with items waiting.
+  std::size_t buffered_zones() const;
+  // Tenants of `database` with at least `items` items waiting.
+  std::vector<std::string> zones_with_at_least(int database, std::size_t items) const;
   std::size_t held() const;
   int held_of_type(const std::string& job_type) const;
 

@@ -100,7 +100,7 @@ TEST_F(ConfigTest, DefaultsWithOneDatabaseAreValid) {
   const ConsumerConfig config = valid_config();
   EXPECT_NO_THROW(validate(config));
   EXPECT_EQ(config.effective_lease_extend_interval(), seconds(10));
-  EXPECT_EQ(config.effective_prefetch(), 8);
+  EXPECT_EQ(config.effective_prefetch_zones(), 8);
 }
 
 TEST_F(ConfigTest, MinimalYamlGivesTheDefaultsAndNamesTheDatabase) {
@@ -113,7 +113,7 @@ TEST_F(ConfigTest, MinimalYamlGivesTheDefaultsAndNamesTheDatabase) {
   EXPECT_EQ(config.scanner.peek_max, defaults.scanner.peek_max);
   EXPECT_EQ(config.manager.p_duration, defaults.manager.p_duration);
   EXPECT_FALSE(config.worker.lease_extend_interval.has_value());
-  EXPECT_FALSE(config.worker.prefetch.has_value());
+  EXPECT_FALSE(config.worker.prefetch_zones.has_value());
   EXPECT_EQ(config.default_job_type.execution_bound, minutes(5));
   EXPECT_TRUE(config.job_types.empty());
   EXPECT_EQ(config.stop_deadline, defaults.stop_deadline);
@@ -138,7 +138,7 @@ scanner:   { peek_max: 500, selection_frac: 0.05, selection_max: 300, processing
              pulls_per_scan: 123 }
 manager:   { threads: 3, dequeue_max: 20, p_duration: 1500ms, min_inactive: 2m,
              pointers_per_batch: 8 }
-worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, prefetch: 4,
+worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, prefetch_zones: 4,
              ack_interval: 10ms, ack_batch_max: 500 }
 stop_deadline: 20s
 reconnect_delay_max: 30s
@@ -178,7 +178,7 @@ job_types:
   EXPECT_EQ(config.worker.threads, 16);
   EXPECT_EQ(config.worker.item_lease_duration, minutes(1));
   EXPECT_EQ(config.effective_lease_extend_interval(), seconds(15));
-  EXPECT_EQ(config.effective_prefetch(), 4);
+  EXPECT_EQ(config.effective_prefetch_zones(), 4);
   EXPECT_EQ(config.worker.ack_interval, Millis(10));
   EXPECT_EQ(config.worker.ack_batch_max, 500);
 
@@ -250,15 +250,15 @@ TEST_F(ConfigTest, WorkerRangesNameTheOption) {
        "worker.item_lease_duration must be between 1s and 24h, got 25h"},
       {"worker: {lease_extend_interval: 0s}",
        "worker.lease_extend_interval must be >= 1ms, got 0s"},
-      {"worker: {prefetch: -1}", "worker.prefetch must be between 0 and 100000, got -1"},
-      {"worker: {prefetch: 100001}", "worker.prefetch must be between 0 and 100000"},
+      {"worker: {prefetch_zones: -1}", "worker.prefetch_zones must be between 0 and 100000, got -1"},
+      {"worker: {prefetch_zones: 100001}", "worker.prefetch_zones must be between 0 and 100000"},
       {"worker: {ack_interval: 0s}", "worker.ack_interval must be between 1ms and 10s, got 0s"},
       {"worker: {ack_interval: 11s}", "worker.ack_interval must be between 1ms and 10s, got 11s"},
       {"worker: {ack_batch_max: 0}", "worker.ack_batch_max must be between 1 and 100000, got 0"},
       {"worker: {ack_batch_max: 100001}", "worker.ack_batch_max must be between 1 and 100000"},
   });
   EXPECT_EQ(
-      parse_config_yaml(std::string(kOneDatabase) + "worker: {prefetch: 0}").effective_prefetch(),
+      parse_config_yaml(std::string(kOneDatabase) + "worker: {prefetch_zones: 0}").effective_prefetch_zones(),
       0);
 }
 
@@ -636,7 +636,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.worker.item_lease_duration, defaults.worker.item_lease_duration);
   EXPECT_EQ(documented.effective_lease_extend_interval(),
             defaults.effective_lease_extend_interval());
-  EXPECT_EQ(documented.effective_prefetch(), defaults.effective_prefetch());
+  EXPECT_EQ(documented.effective_prefetch_zones(), defaults.effective_prefetch_zones());
   EXPECT_EQ(documented.worker.ack_interval, defaults.worker.ack_interval);
   EXPECT_EQ(documented.worker.ack_batch_max, defaults.worker.ack_batch_max);
   EXPECT_EQ(documented.stop_deadline, defaults.stop_deadline);

@@ -151,10 +151,11 @@ TEST_F(FairnessTest, QuietTenantsAreServedPromptlyWhileANoisyTenantsBacklogDrain
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
 }
 
-// Algorithm 2, line 5, through the SQL the Managers use: one pointer lease dequeues at most
-// dequeue_max items of its zone, and the pointer of a zone that still has items vests again at
-// once while the pointer of a zone it emptied stays leased.
-TEST_F(FairnessTest, OnePointerLeaseDequeuesAtMostDequeueMaxItemsOfItsZone) {
+// Algorithm 2, line 5, through the SQL the Managers use: one visit dequeues at most dequeue_max
+// items of each zone; the pointer of a zone that still has items vests again at once, while the
+// pointer of a zone it emptied is requeued to the zone's earliest vesting time (here: the end of
+// the items' leases).
+TEST_F(FairnessTest, OneVisitDequeuesAtMostDequeueMaxItemsOfItsZone) {
   enqueue_many("big", 50, "work");
   enqueue_many("small", 3, "work");
   auto conn = connect();
@@ -163,48 +164,49 @@ TEST_F(FairnessTest, OnePointerLeaseDequeuesAtMostDequeueMaxItemsOfItsZone) {
   std::set<std::int64_t> first_ids;
   {
     pqxx::work txn(*conn);
-    const auto batch = store::lease_and_dequeue(txn, {"big", "small"}, 500ms, 7, 5s, {});
+    const auto visit = store::visit_zones(txn, {"big", "small"}, 7, 5s, 0ms, {});
     txn.commit();
-    for (const auto& dequeued : batch.items) {
+    for (const auto& dequeued : visit.items) {
       ++taken[dequeued.item.tenant];
       first_ids.insert(dequeued.item.id);
     }
-    EXPECT_EQ(batch.pointers_locked, 2);
-    EXPECT_EQ(batch.pointers_requeued, 1);  // "big" still has work: its pointer vests now
-    ASSERT_EQ(batch.to_settle.size(), 1u);
-    EXPECT_EQ(batch.to_settle[0].tenant, "small");
+    ASSERT_EQ(visit.zones.size(), 2u);
+    for (const auto& zone : visit.zones) EXPECT_EQ(zone.action, store::SettleAction::kRequeued) << zone.tenant;
   }
   EXPECT_EQ(taken["big"], 7);
   EXPECT_EQ(taken["small"], 3);
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL"), 7);
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND vesting_time <= now()"), 43);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'big' AND vesting_time <= now()"), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'small' AND vesting_time > now() + interval '4 seconds'"), 1);
 
-  // Another visit right away: "big" can be visited again and yields the next dequeue_max items;
-  // "small" is still under its pointer lease.
+  // Another visit right away: "big" is visited again and yields the next dequeue_max items;
+  // "small" is not vested (a conflict of kind not_vested, not an error).
   {
     pqxx::work txn(*conn);
-    const auto batch = store::lease_and_dequeue(txn, {"big", "small"}, 500ms, 7, 5s, {});
+    const auto visit = store::visit_zones(txn, {"big", "small"}, 7, 5s, 0ms, {});
     txn.commit();
     int big = 0;
-    for (const auto& dequeued : batch.items) {
+    for (const auto& dequeued : visit.items) {
       EXPECT_EQ(dequeued.item.tenant, "big");
       EXPECT_EQ(first_ids.count(dequeued.item.id), 0u) << "item " << dequeued.item.id << " dequeued twice";
       ++big;
     }
     EXPECT_EQ(big, 7);
-    EXPECT_EQ(batch.pointers_locked, 1);
+    EXPECT_EQ(visit.zones.size(), 1u);
+    EXPECT_EQ(visit.conflicts_not_vested, 1);
   }
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL"), 14);
 }
 
 // The same bound seen through a running consumer: with one Worker busy on the zone's first item
-// and nothing more wanted (prefetch 0), a single Manager visit leased exactly dequeue_max items
+// and nothing more wanted (prefetch_zones 0), a single Manager visit leased exactly dequeue_max items
 // of the big zone, not more.
 TEST_F(FairnessTest, AConsumerVisitLeasesExactlyDequeueMaxItemsOfABigZone) {
   enqueue_many("big", 60, "work");
   ConsumerConfig config = base_config();
   config.worker.threads = 1;
-  config.worker.prefetch = 0;
+  config.worker.prefetch_zones = 0;
   config.manager.dequeue_max = 7;
   Consumer consumer(config);
   std::atomic<bool> release{false};

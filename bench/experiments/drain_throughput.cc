@@ -1,0 +1,145 @@
+// Experiments 2 and 3 (the paper's Figure 4, on Postgres): how fast a backlog of no-op jobs is
+// drained, by quick-pg consumers and by the baseline SKIP LOCKED queue with batch 1 and batch 10,
+// on the same server in the same run.
+//   many_tenants: 10,000 tenants with 1-4 items each (the paper's uniform load), drained by 1, 2,
+//                 4 and 8 consumers / baseline connections;
+//   one_tenant:   50,000 items in a single zone.
+// Target: with 4 connections, quick-pg >= 3x baseline batch 1 and >= 0.75x baseline batch 10
+// (many tenants); >= 0.75x baseline batch 10 (one tenant).
+#include <optional>
+
+#include "support/baseline_queue.h"
+#include "support/bench_database.h"
+#include "support/experiment.h"
+#include "support/load.h"
+#include "support/quick_pool.h"
+
+namespace quick::bench {
+namespace {
+
+constexpr const char* kJobType = "noop";
+
+struct DrainRun {
+  std::string system;  // "quick-pg", "baseline batch 1", ...
+  int parallelism = 0; // consumers (quick) or worker connections (baseline)
+  int connections = 0;
+  long long items = 0;
+  double seconds = 0;
+  double jobs_per_second() const { return seconds > 0 ? static_cast<double>(items) / seconds : 0; }
+};
+
+ConsumerConfig drain_config(const std::string& url) {
+  ConsumerConfig config = bench_consumer_config(url);
+  config.manager.threads = 1;  // one consumer = 4 connections: Scanner, Manager, Acknowledger, LeaseKeeper
+  config.worker.threads = 4;
+  return config;
+}
+
+DrainRun drain_quick(ExperimentContext& ctx, const std::vector<int>& counts, int consumers, const std::string& label) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_drain");
+  auto conn = db.connect();
+  const long long items = fill_quick(*conn, counts, kJobType);
+  db.vacuum();
+  const ConsumerConfig config = drain_config(db.url());
+  QuickPool pool(config, consumers, {kJobType}, [](JobContext&) { return JobResult::done(); });
+  pool.start();
+  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items), std::chrono::minutes(10));
+  pool.stop();
+  DrainRun run{"quick-pg", consumers, consumers * connections_per_consumer(config), items, elapsed ? elapsed->count() : 0};
+  ctx.progress(label + ": quick-pg, " + std::to_string(consumers) + " consumer(s): " + fixed(run.jobs_per_second(), 0) +
+               " jobs/s" + (elapsed ? "" : " (TIMED OUT)"));
+  return run;
+}
+
+DrainRun drain_baseline(ExperimentContext& ctx, const std::vector<int>& counts, int connections, int batch,
+                        const std::string& label) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_drain");
+  auto conn = db.connect();
+  create_baseline_schema(*conn);
+  const long long items = fill_baseline(*conn, counts);
+  db.exec("VACUUM ANALYZE bench_baseline.jobs");
+  BaselinePool pool(BaselinePool::Options{db.url(), connections, batch, nullptr, std::chrono::milliseconds(5)});
+  pool.start();
+  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items), std::chrono::minutes(10));
+  pool.stop();
+  DrainRun run{"baseline batch " + std::to_string(batch), connections, connections, items, elapsed ? elapsed->count() : 0};
+  ctx.progress(label + ": baseline batch " + std::to_string(batch) + ", " + std::to_string(connections) +
+               " connection(s): " + fixed(run.jobs_per_second(), 0) + " jobs/s" + (elapsed ? "" : " (TIMED OUT)"));
+  return run;
+}
+
+std::vector<std::string> csv_row(const std::string& load, const DrainRun& run) {
+  return {load, run.system, std::to_string(run.parallelism), std::to_string(run.connections),
+          std::to_string(run.items), fixed(run.seconds, 3), fixed(run.jobs_per_second(), 1)};
+}
+
+void run_many_tenants(ExperimentContext& ctx) {
+  const int tenants = ctx.size(10000, 500);
+  const auto counts = uniform_item_counts(tenants, 1, 4, 42);
+  const std::vector<int> levels = ctx.quick ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
+  std::vector<std::vector<std::string>> csv;
+  std::vector<std::vector<std::string>> table;
+  std::optional<DrainRun> quick_one_consumer, base1_at4, base10_at4;
+  for (int level : levels) {
+    const auto base1 = drain_baseline(ctx, counts, level, 1, "many tenants");
+    const auto base10 = drain_baseline(ctx, counts, level, 10, "many tenants");
+    const auto quick = drain_quick(ctx, counts, level, "many tenants");
+    for (const auto* run : {&base1, &base10, &quick}) csv.push_back(csv_row("many_tenants", *run));
+    table.push_back({std::to_string(level), fixed(base1.jobs_per_second(), 0), fixed(base10.jobs_per_second(), 0),
+                     fixed(quick.jobs_per_second(), 0) + " (" + std::to_string(quick.connections) + " conns)",
+                     fixed(quick.jobs_per_second() / base1.jobs_per_second(), 2) + "x",
+                     fixed(quick.jobs_per_second() / base10.jobs_per_second(), 2) + "x"});
+    if (level == 1) quick_one_consumer = quick;
+    if (level == 4) {
+      base1_at4 = base1;
+      base10_at4 = base10;
+    }
+  }
+  ctx.results->write_csv("drain_many_tenants.csv",
+                         {"load", "system", "parallelism", "connections", "items", "seconds", "jobs_per_s"}, csv);
+  std::string section = "## Throughput, many tenants (drain)\n\n" + std::to_string(tenants) +
+                        " tenants, 1-4 no-op items each (" + std::to_string(csv.empty() ? 0 : std::stoll(csv[0][4])) +
+                        " items), drained from a full queue. quick-pg: N consumers, each with 1 Manager and 4 Workers "
+                        "(4 connections: Scanner, Manager, Acknowledger, LeaseKeeper). Baseline: N worker connections.\n\n" +
+                        markdown_table({"N", "baseline b1 jobs/s", "baseline b10 jobs/s", "quick-pg jobs/s", "vs b1", "vs b10"}, table) +
+                        "\n![drain](drain_many_tenants.png)\n";
+  ctx.results->add_section(section);
+  if (quick_one_consumer && base1_at4 && base10_at4) {
+    // Same number of connections: one quick-pg consumer (4) against baselines with 4 workers.
+    const double vs1 = quick_one_consumer->jobs_per_second() / base1_at4->jobs_per_second();
+    const double vs10 = quick_one_consumer->jobs_per_second() / base10_at4->jobs_per_second();
+    ctx.results->add_target({"many_tenants", "quick-pg / baseline batch 1, 4 connections", vs1, ">= 3", vs1 >= 3});
+    ctx.results->add_target({"many_tenants", "quick-pg / baseline batch 10, 4 connections", vs10, ">= 0.75", vs10 >= 0.75});
+  }
+}
+
+void run_one_tenant(ExperimentContext& ctx) {
+  const int items = ctx.size(50000, 3000);
+  const std::vector<int> counts{items};
+  const auto base10 = drain_baseline(ctx, counts, 4, 10, "one tenant");
+  const auto base1 = drain_baseline(ctx, counts, 4, 1, "one tenant");
+  const auto quick = drain_quick(ctx, counts, 1, "one tenant");
+  ctx.results->write_csv("drain_one_tenant.csv",
+                         {"load", "system", "parallelism", "connections", "items", "seconds", "jobs_per_s"},
+                         {csv_row("one_tenant", base1), csv_row("one_tenant", base10), csv_row("one_tenant", quick)});
+  const double vs10 = quick.jobs_per_second() / base10.jobs_per_second();
+  ctx.results->add_section(
+      "## Throughput, one tenant (drain)\n\n" + std::to_string(items) +
+      " no-op items in a single zone. quick-pg: one consumer (4 connections); baseline: 4 connections.\n\n" +
+      markdown_table({"system", "jobs/s"}, {{"baseline batch 1", fixed(base1.jobs_per_second(), 0)},
+                                            {"baseline batch 10", fixed(base10.jobs_per_second(), 0)},
+                                            {"quick-pg", fixed(quick.jobs_per_second(), 0)}}));
+  ctx.results->add_target({"one_tenant", "quick-pg / baseline batch 10, 4 connections", vs10, ">= 0.75", vs10 >= 0.75});
+}
+
+}  // namespace
+
+Experiment many_tenants_drain_experiment() {
+  return {"many_tenants", "drain 10,000 tenants x 1-4 items with 1/2/4/8 consumers vs baseline b1/b10", run_many_tenants};
+}
+
+Experiment one_tenant_drain_experiment() {
+  return {"one_tenant", "drain 50,000 items of one tenant vs baseline b1/b10", run_one_tenant};
+}
+
+}  // namespace quick::bench

@@ -1,0 +1,107 @@
+#include "support/baseline_queue.h"
+
+#include <nlohmann/json.hpp>
+
+namespace quick::bench {
+namespace {
+
+constexpr const char* kClaim =
+    "SELECT id, tenant, (extract(epoch FROM statement_timestamp() - run_at) * 1000000)::bigint "
+    "FROM bench_baseline.jobs WHERE run_at <= now() ORDER BY priority, run_at LIMIT $1 "
+    "FOR UPDATE SKIP LOCKED";
+constexpr const char* kDelete = "DELETE FROM bench_baseline.jobs WHERE id = ANY ($1::bigint[])";
+constexpr const char* kInsert =
+    "INSERT INTO bench_baseline.jobs (tenant, priority, payload) "
+    "SELECT * FROM unnest($1::text[], $2::integer[], $3::jsonb[])";
+
+std::string text_array(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+void create_baseline_schema(pqxx::connection& conn) {
+  pqxx::nontransaction session(conn);
+  session.exec(
+      "DROP SCHEMA IF EXISTS bench_baseline CASCADE;"
+      "CREATE SCHEMA bench_baseline;"
+      "CREATE TABLE bench_baseline.jobs ("
+      "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+      "  tenant text NOT NULL,"
+      "  priority integer NOT NULL DEFAULT 0,"
+      "  run_at timestamptz NOT NULL DEFAULT statement_timestamp(),"
+      "  payload jsonb NOT NULL DEFAULT '{}');"
+      "CREATE INDEX jobs_claim_order ON bench_baseline.jobs (priority, run_at);");
+}
+
+void enqueue_baseline(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs) {
+  std::vector<std::string> tenants, priorities, payloads;
+  for (const auto& job : jobs) {
+    tenants.push_back(job.tenant);
+    priorities.push_back(std::to_string(job.priority));
+    payloads.push_back(job.payload);
+  }
+  txn.conn().prepare("bench_baseline_insert", kInsert);
+  txn.exec_prepared("bench_baseline_insert", text_array(tenants), text_array(priorities), text_array(payloads));
+}
+
+void BaselinePool::start() {
+  for (int i = 0; i < options_.connections; ++i) threads_.emplace_back([this] { run_worker(); });
+}
+
+void BaselinePool::stop() {
+  stopping_.store(true);
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+}
+
+void BaselinePool::run_worker() {
+  std::unique_ptr<pqxx::connection> conn;
+  while (!stopping_.load()) {
+    try {
+      if (!conn) {
+        conn = std::make_unique<pqxx::connection>(options_.url);
+        conn->prepare("claim", kClaim);
+        conn->prepare("delete", kDelete);
+      }
+      pqxx::work txn(*conn);
+      const auto claimed = txn.exec_prepared("claim", options_.batch);
+      if (claimed.empty()) {
+        txn.commit();
+        std::this_thread::sleep_for(options_.idle_poll);
+        continue;
+      }
+      const auto claimed_at = std::chrono::steady_clock::now();
+      std::string ids = "{";
+      for (const auto& row : claimed) {
+        ClaimedJob job{row[0].as<std::int64_t>(), row[1].as<std::string>(),
+                       std::chrono::microseconds(row[2].as<std::int64_t>()) +
+                           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - claimed_at)};
+        if (options_.handler) options_.handler(job);
+        if (ids.size() > 1) ids += ',';
+        ids += std::to_string(job.id);
+      }
+      ids += '}';
+      txn.exec_prepared("delete", ids);
+      txn.commit();
+      done_.fetch_add(claimed.size());
+    } catch (const pqxx::broken_connection&) {
+      ++errors_;
+      conn.reset();
+    } catch (const std::exception&) {
+      ++errors_;
+    }
+  }
+}
+
+}  // namespace quick::bench

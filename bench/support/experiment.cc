@@ -1,0 +1,24 @@
+#include "support/experiment.h"
+
+#include <optional>
+#include <thread>
+
+namespace quick::bench {
+
+ConsumerConfig bench_consumer_config(const std::string& url) {
+  ConsumerConfig config;
+  config.databases.push_back(DatabaseConfig{"bench", url});
+  return config;
+}
+
+std::optional<std::chrono::duration<double>> wait_until_count(const std::function<std::uint64_t()>& done,
+                                                              std::uint64_t target, std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  while (done() < target) {
+    if (std::chrono::steady_clock::now() - start > timeout) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return std::chrono::steady_clock::now() - start;
+}
+
+}  // namespace quick::bench

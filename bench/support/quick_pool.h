@@ -1,0 +1,34 @@
+// Runs quick-pg consumers for a benchmark: `consumers` independent quick::Consumer instances
+// (each with its own Scanner, Managers, Workers and connections), one handler for every job
+// type the experiment uses.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "quick/consumer.h"
+
+namespace quick::bench {
+
+class QuickPool {
+ public:
+  QuickPool(const ConsumerConfig& config, int consumers, const std::vector<std::string>& job_types, Handler handler);
+  ~QuickPool() { stop(); }
+
+  void start();
+  void stop();
+  std::uint64_t done() const;       // items completed, all consumers
+  ConsumerStats total_stats() const;  // counters summed (latency summaries: first consumer's)
+  const std::vector<std::unique_ptr<Consumer>>& consumers() const { return consumers_; }
+
+ private:
+  std::vector<std::unique_ptr<Consumer>> consumers_;
+};
+
+// Database connections one consumer opens with `config` (Scanner, Managers, LeaseKeeper,
+// Acknowledger; Workers connect only for handlers that open a transaction).
+int connections_per_consumer(const ConsumerConfig& config);
+
+}  // namespace quick::bench

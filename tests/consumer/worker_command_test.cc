@@ -1,0 +1,316 @@
+// `quick worker --config FILE`, end to end, as a subprocess: job types map to commands that get
+// the payload on stdin and the item in QUICK_* environment variables; exit 0 completes the item,
+// permanent_failure_exit_code buries it in quick.dead_items, anything else retries it with
+// backoff; SIGTERM/SIGINT stop it promptly with exit 0 and a stats printout; bad configurations
+// and unmigrated databases are refused with a message naming the problem.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <memory>
+
+#include "consumer/support/consumer_test_support.h"
+#include "quick/quick.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using namespace consumer_testing;
+
+class WorkerCommandTest : public testing::DatabaseTest {
+ protected:
+  // A worker configuration for this test's database with short intervals; `job_types` is the
+  // YAML of the job_types section's entries (indented by 2).
+  std::string config_yaml(const std::string& job_types, const std::string& database_url = "") const {
+    return R"(consumer_id: cli-worker-test
+databases:
+  - name: maindb
+    url: ")" + (database_url.empty() ? url() : database_url) + R"("
+scanner:
+  idle_poll_interval: 5ms
+manager:
+  min_inactive: 0s
+worker:
+  threads: 2
+  item_lease_duration: 1s
+stop_deadline: 1s
+reconnect_delay_max: 200ms
+default_job_type:
+  retry:
+    backoff_base: 50ms
+    backoff_max: 100ms
+    backoff_jitter: 0
+job_types:
+)" + job_types;
+  }
+
+  // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory.
+  std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker") {
+    const std::string quick = quick_binary();
+    if (quick.empty()) return nullptr;
+    const auto config_file = dir_ / (name + ".yaml");
+    write_text_file(config_file, yaml);
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"},
+        std::vector<std::string>{"OUT_DIR=" + dir_.path().string()}, dir_ / (name + ".out"), dir_ / (name + ".err"));
+  }
+
+  // Runs `quick worker` with a configuration expected to be refused; returns the ended process.
+  std::unique_ptr<ChildProcess> run_refused_worker(const std::string& yaml, const std::string& name) {
+    auto worker = start_worker(yaml, name);
+    if (worker == nullptr) return nullptr;
+    EXPECT_TRUE(worker->wait_for(seconds(30))) << "quick worker with a bad configuration kept running:\n" << worker->err();
+    return worker;
+  }
+
+  // SIGTERM, then the process must exit 0 within `limit`.
+  void stop_worker(ChildProcess& worker, int signal = SIGTERM, milliseconds limit = seconds(10)) {
+    ASSERT_FALSE(worker.exited()) << "quick worker ended by itself (" << worker.describe() << "):\n" << worker.err();
+    const auto before = Clock::now();
+    worker.signal(signal);
+    ASSERT_TRUE(worker.wait_for(limit)) << "quick worker did not stop within " << limit.count() << " ms of signal "
+                                        << signal << ":\n" << worker.err();
+    std::cout << "quick worker stopped " << std::chrono::duration_cast<milliseconds>(Clock::now() - before).count()
+              << " ms after signal " << signal << std::endl;
+    EXPECT_EQ(worker.exit_code(), std::optional<int>(0)) << worker.describe() << "\n" << worker.err();
+  }
+
+  std::int64_t enqueue_one(const std::string& tenant, const std::string& job_type, const std::string& payload = "{}") {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    NewItem item;
+    item.tenant = tenant;
+    item.job_type = job_type;
+    item.payload = payload;
+    const auto id = enqueue_in(txn, item).item_id;
+    txn.commit();
+    return id;
+  }
+
+  int count(const std::string& table, const std::string& where = "true") {
+    return query_value<int>("SELECT count(*) FROM " + table + " WHERE " + where);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(WorkerCommandTest, OkCommandGetsThePayloadOnStdinIntactAndTheItemInItsEnvironment) {
+  std::string big(60000, 'x');
+  const std::vector<std::pair<std::string, std::string>> payloads = {
+      {"acme", R"({"n": 1})"},
+      {"acme", R"({"text": "quote \" backslash \\ tab \t newline \n unicode é 日本 😀", "nested": {"list": [1, 2.5, null, true]}})"},
+      {"zeta", "{\"big\": \"" + big + "\"}"},
+  };
+  std::map<std::int64_t, std::pair<std::string, std::string>> expected;  // id -> tenant, payload as stored
+  for (const auto& [tenant, payload] : payloads) {
+    const auto id = enqueue_one(tenant, "ok", payload);
+    expected[id] = {tenant, query_value<std::string>("SELECT payload::text FROM quick.items WHERE id = " + std::to_string(id))};
+  }
+  auto worker = start_worker(config_yaml(R"(  ok:
+    command: 'printf "%s|%s|%s|%s|%s\n" "$QUICK_ITEM_ID" "$QUICK_TENANT" "$QUICK_JOB_TYPE" "$QUICK_ATTEMPT" "$QUICK_DATABASE" >> "$OUT_DIR/env.txt" && cat > "$OUT_DIR/payload-$QUICK_ITEM_ID.json"'
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << count("quick.items") << " items not done in 30 s\n" << worker->err();
+  EXPECT_EQ(count("quick.dead_items"), 0);
+
+  std::map<std::int64_t, std::vector<std::string>> env;
+  for (const auto& line : read_lines(dir_ / "env.txt")) {
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    for (std::string field; std::getline(stream, field, '|');) fields.push_back(field);
+    ASSERT_EQ(fields.size(), 5u) << line;
+    env[std::stoll(fields[0])] = fields;
+  }
+  ASSERT_EQ(env.size(), expected.size());
+  for (const auto& [id, tenant_payload] : expected) {
+    ASSERT_EQ(env.count(id), 1u) << "item " << id << " did not run";
+    EXPECT_EQ(env[id][1], tenant_payload.first) << "QUICK_TENANT";
+    EXPECT_EQ(env[id][2], "ok") << "QUICK_JOB_TYPE";
+    EXPECT_EQ(env[id][3], "1") << "QUICK_ATTEMPT";
+    EXPECT_EQ(env[id][4], "maindb") << "QUICK_DATABASE";
+    const std::string received = read_text_file(dir_ / ("payload-" + std::to_string(id) + ".json"));
+    EXPECT_EQ(received.size(), tenant_payload.second.size()) << "item " << id;
+    EXPECT_TRUE(received == tenant_payload.second) << "item " << id << ": the payload on stdin differs from the stored one";
+  }
+  const std::string out = worker->out();
+  EXPECT_NE(out.find("done=3"), std::string::npos) << "the final stats should count 3 done items:\n" << out;
+}
+
+TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithTheReason) {
+  const auto default_code = enqueue_one("t1", "fails_permanently", R"({"a": 1})");
+  const auto custom_code = enqueue_one("t2", "custom_code");
+  auto worker = start_worker(config_yaml(R"(  fails_permanently:
+    command: 'echo "$QUICK_ITEM_ID" >> "$OUT_DIR/permanent-runs.txt"; echo cannot do this >&2; exit 75'
+  custom_code:
+    command: ["sh", "-c", "exit 9"]
+    permanent_failure_exit_code: 9
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool buried = eventually([&] { return count("quick.dead_items") == 2 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(buried) << count("quick.dead_items") << " dead items after 30 s\n" << worker->err();
+  EXPECT_EQ(count("quick.items"), 0);
+  const auto dead = query("SELECT id, reason, payload::text FROM quick.dead_items ORDER BY id");
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0][0].as<std::int64_t>(), default_code);
+  const std::string reason = dead[0][1].as<std::string>();
+  std::cout << "dead item reasons: [" << reason << "] [" << dead[1][1].as<std::string>() << "]" << std::endl;
+  EXPECT_NE(reason.find("exit code 75"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("cannot do this"), std::string::npos) << "the command's output belongs in the reason: " << reason;
+  EXPECT_EQ(read_lines(dir_ / "permanent-runs.txt").size(), 1u) << "a permanent failure is not retried";
+  EXPECT_EQ(dead[0][2].as<std::string>(), R"({"a": 1})");
+  EXPECT_EQ(dead[1][0].as<std::int64_t>(), custom_code);
+  EXPECT_NE(dead[1][1].as<std::string>().find("exit code 9"), std::string::npos) << dead[1][1].as<std::string>();
+}
+
+TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff) {
+  const auto id = enqueue_one("t1", "fails_transiently");
+  auto worker = start_worker(config_yaml(R"(  fails_transiently:
+    command: 'echo "$QUICK_ATTEMPT" >> "$OUT_DIR/attempts.txt"; echo transient trouble >&2; exit 3'
+    retry:
+      max_attempts: 0
+)"));
+  ASSERT_NE(worker, nullptr);
+  const std::string item = "quick.items i WHERE i.id = " + std::to_string(id);
+  const bool retried = eventually([&] {
+    return query_value<int>("SELECT coalesce(max(error_count), 0) FROM " + item) >= 3 || worker->exited();
+  }, seconds(45));
+  stop_worker(*worker);
+  ASSERT_TRUE(retried) << "error_count is only " << query_value<int>("SELECT max(error_count) FROM " + item) << "\n"
+                       << worker->err();
+  EXPECT_EQ(count("quick.dead_items"), 0);
+  const auto row = query("SELECT error_count, last_error, lease_id IS NULL FROM " + item);
+  ASSERT_EQ(row.size(), 1u) << "the item must still be queued";
+  const std::string last_error = row[0][1].as<std::string>();
+  std::cout << "after " << row[0][0].as<int>() << " failed attempts, last_error: " << last_error << std::endl;
+  EXPECT_NE(last_error.find("exit code 3"), std::string::npos) << last_error;
+  EXPECT_NE(last_error.find("transient trouble"), std::string::npos) << last_error;
+  EXPECT_TRUE(row[0][2].as<bool>()) << "a stopped worker must not keep the item leased";
+  const auto attempts = read_lines(dir_ / "attempts.txt");
+  ASSERT_GE(attempts.size(), 3u);
+  EXPECT_EQ(attempts[0], "1");
+  EXPECT_EQ(attempts[1], "2");
+  EXPECT_EQ(attempts[2], "3");
+}
+
+// A command still running when SIGTERM arrives is given stop_deadline (1s), then stopped; its
+// item goes back to the queue unharmed, and the worker exits 0 after printing its counters.
+TEST_F(WorkerCommandTest, SigtermStopsTheWorkerPromptlyWithExitZeroAndPrintsStats) {
+  const auto slow = enqueue_one("t1", "slow");
+  enqueue_one("t2", "ok");
+  auto worker = start_worker(config_yaml(R"(  slow:
+    command: 'touch "$OUT_DIR/slow-started"; exec sleep 30'
+  ok:
+    command: 'true'
+)"));
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(eventually([&] {
+    return (std::filesystem::exists(dir_ / "slow-started") && count("quick.items") == 1) || worker->exited();
+  }, seconds(30))) << worker->err();
+  // stop_deadline 1s + the command's SIGTERM + margin for a loaded machine.
+  stop_worker(*worker, SIGTERM, seconds(6));
+  const std::string out = worker->out();
+  std::cout << "stats printed at exit:\n" << out << std::endl;
+  EXPECT_NE(out.find("items:"), std::string::npos) << "no stats on stdout:\n" << out;
+  EXPECT_NE(out.find("done=1"), std::string::npos) << out;
+  const auto row = query("SELECT error_count, lease_id IS NULL, vesting_time <= now() FROM quick.items WHERE id = " +
+                         std::to_string(slow));
+  ASSERT_EQ(row.size(), 1u) << "the interrupted item must stay queued";
+  EXPECT_EQ(row[0][0].as<int>(), 0) << "an interruption by stop is not an error";
+  EXPECT_TRUE(row[0][1].as<bool>()) << "the interrupted item is released";
+  EXPECT_TRUE(row[0][2].as<bool>()) << "the interrupted item vests at once";
+}
+
+// A command that ignores SIGTERM (and whose children do too) does not keep `quick worker` from
+// exiting promptly, and is not left running after the worker has exited: its process group is
+// killed (SIGKILL after the kill grace) rather than orphaned.
+TEST_F(WorkerCommandTest, SigtermWithACommandIgnoringSigtermStillExitsPromptlyAndLeavesNoOrphans) {
+  enqueue_one("t1", "stubborn");
+  auto worker = start_worker(config_yaml(R"(  stubborn:
+    command: 'trap "" TERM; echo $$ > "$OUT_DIR/stubborn.pid"; sleep 30; echo survived > "$OUT_DIR/survived"'
+)"));
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(eventually([&] { return read_lines(dir_ / "stubborn.pid").size() == 1 || worker->exited(); }, seconds(30)))
+      << worker->err();
+  const pid_t group = static_cast<pid_t>(std::stol(read_lines(dir_ / "stubborn.pid").at(0)));
+  ASSERT_EQ(::kill(-group, 0), 0) << "the command's process group " << group << " is not running";
+  // stop_deadline 1s + consumer grace 2s + margin for a loaded machine.
+  stop_worker(*worker, SIGTERM, seconds(8));
+  const bool group_gone = eventually([&] { return ::kill(-group, 0) != 0 && errno == ESRCH; }, seconds(3));
+  if (!group_gone) ::kill(-group, SIGKILL);  // do not leave it behind ourselves
+  EXPECT_TRUE(group_gone) << "quick worker exited but the command's process group " << group
+                          << " is still running (orphaned):\n" << worker->err();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "survived"));
+}
+
+TEST_F(WorkerCommandTest, SigintStopsAnIdleWorkerWithExitZero) {
+  auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"));
+  ASSERT_NE(worker, nullptr);
+  // Wait until it is really running (its Scanner has claimed the in-order role).
+  ASSERT_TRUE(eventually([&] { return count("quick.consumer_roles") == 1 || worker->exited(); }, seconds(30)))
+      << worker->err();
+  stop_worker(*worker, SIGINT, seconds(5));
+  EXPECT_NE(worker->out().find("items:"), std::string::npos) << worker->out();
+}
+
+TEST_F(WorkerCommandTest, JobTypeWithoutACommandIsRefusedNamingTheOption) {
+  auto worker = run_refused_worker(config_yaml(R"(  ok:
+    command: 'true'
+  nocmd:
+    execution_bound: 1s
+)"), "nocmd");
+  ASSERT_NE(worker, nullptr);
+  EXPECT_NE(worker->exit_code(), std::optional<int>(0)) << worker->describe();
+  EXPECT_FALSE(worker->term_signal().has_value()) << worker->describe();
+  const std::string err = worker->err();
+  std::cout << "missing command: " << err << std::endl;
+  EXPECT_NE(err.find("job_types.nocmd.command"), std::string::npos) << err;
+}
+
+TEST_F(WorkerCommandTest, BadConfigValuesAreRefusedNamingTheOption) {
+  struct Case {
+    std::string replace, with, option;  // an edit of the good configuration, and the option it breaks
+  };
+  const std::vector<Case> cases = {
+      {"manager:\n", "manager:\n  dequeue_max: 0\n", "manager.dequeue_max"},            // out of range
+      {"scanner:\n", "scanner:\n  peek_maxx: 10\n", "scanner.peek_maxx"},               // unknown key
+      {"stop_deadline: 1s\n", "stop_deadline: 5\n", "stop_deadline"},                   // no unit
+      {"  threads: 2\n", "  threads: two\n", "worker.threads"},                         // wrong type
+  };
+  const std::string good = config_yaml("  ok:\n    command: 'true'\n");
+  for (std::size_t n = 0; n < cases.size(); ++n) {
+    const auto& c = cases[n];
+    std::string yaml = good;
+    const auto at = yaml.find(c.replace);
+    ASSERT_NE(at, std::string::npos) << c.replace;
+    yaml.replace(at, c.replace.size(), c.with);
+    auto worker = run_refused_worker(yaml, "bad" + std::to_string(n));
+    ASSERT_NE(worker, nullptr);
+    EXPECT_NE(worker->exit_code(), std::optional<int>(0)) << c.option << ": " << worker->describe();
+    EXPECT_FALSE(worker->term_signal().has_value()) << c.option << ": " << worker->describe();
+    const std::string err = worker->err();
+    std::cout << c.option << " -> " << err;
+    EXPECT_NE(err.find(c.option), std::string::npos) << "the message does not name " << c.option << ":\n" << err;
+  }
+}
+
+TEST_F(WorkerCommandTest, UnmigratedDatabaseIsRefusedWithAClearMessage) {
+  EmptyDatabase empty;
+  auto worker = run_refused_worker(config_yaml("  ok:\n    command: 'true'\n", empty.url()), "unmigrated");
+  ASSERT_NE(worker, nullptr);
+  EXPECT_NE(worker->exit_code(), std::optional<int>(0)) << worker->describe();
+  EXPECT_FALSE(worker->term_signal().has_value()) << worker->describe();
+  const std::string err = worker->err();
+  std::cout << "unmigrated: " << err << std::endl;
+  EXPECT_NE(err.find("quick migrate"), std::string::npos) << err;
+  EXPECT_NE(err.find(empty.name()), std::string::npos) << "the message should name the database:\n" << err;
+  pqxx::connection conn(empty.url());
+  pqxx::nontransaction session(conn);
+  EXPECT_EQ(session.exec("SELECT count(*) FROM pg_namespace WHERE nspname = 'quick'")[0][0].as<int>(), 0)
+      << "the worker must not create the schema itself";
+}
+
+}  // namespace
+}  // namespace quick

@@ -134,12 +134,8 @@ void run_one_tenant(ExperimentContext& ctx) {
 
 }  // namespace
 
-Experiment many_tenants_drain_experiment() {
-  return {"many_tenants", "drain 10,000 tenants x 1-4 items with 1/2/4/8 consumers vs baseline b1/b10", run_many_tenants};
-}
-
-Experiment one_tenant_drain_experiment() {
-  return {"one_tenant", "drain 50,000 items of one tenant vs baseline b1/b10", run_one_tenant};
-}
+QUICK_BENCH_EXPERIMENT(20, "many_tenants", "drain 10,000 tenants x 1-4 items with 1/2/4/8 consumers vs baseline b1/b10",
+                       run_many_tenants);
+QUICK_BENCH_EXPERIMENT(30, "one_tenant", "drain 50,000 items of one tenant vs baseline b1/b10", run_one_tenant);
 
 }  // namespace quick::bench

@@ -1,9 +1,30 @@
 #include "support/experiment.h"
 
+#include <algorithm>
 #include <optional>
 #include <thread>
 
 namespace quick::bench {
+namespace {
+
+std::vector<Experiment>& registry() {
+  static std::vector<Experiment> experiments;  // function-local: safe during static initialization
+  return experiments;
+}
+
+}  // namespace
+
+bool register_experiment(Experiment experiment) {
+  registry().push_back(std::move(experiment));
+  return true;
+}
+
+std::vector<Experiment> all_experiments() {
+  auto experiments = registry();
+  std::stable_sort(experiments.begin(), experiments.end(),
+                   [](const Experiment& a, const Experiment& b) { return a.order < b.order; });
+  return experiments;
+}
 
 ConsumerConfig bench_consumer_config(const std::string& url) {
   ConsumerConfig config;

@@ -26,12 +26,23 @@ struct ExperimentContext {
 };
 
 struct Experiment {
+  int order = 0;            // the suite runs experiments by increasing order
   std::string name;         // used with --experiment
   std::string description;  // one line
   std::function<void(ExperimentContext&)> run;
 };
 
-const std::vector<Experiment>& all_experiments();
+// Every registered experiment, by order.
+std::vector<Experiment> all_experiments();
+
+// Adds an experiment to the suite (at static initialization; see QUICK_BENCH_EXPERIMENT).
+bool register_experiment(Experiment experiment);
+
+// In an experiment's .cc file, at namespace scope:
+//   QUICK_BENCH_EXPERIMENT(20, "many_tenants", "drain ...", run_many_tenants);
+#define QUICK_BENCH_EXPERIMENT(order, name, description, function) \
+  static const bool quick_bench_registered_##function =            \
+      ::quick::bench::register_experiment({order, name, description, function})
 
 // The consumer settings every experiment starts from: the library defaults plus short polling
 // intervals suited to a benchmark; experiments override what they study.

@@ -96,13 +96,12 @@ $$;
 --      UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE and starve busy tenants;
 --   2. dequeue up to dequeue_max vested items from each zone (item leases), leaving out job types
 --      the consumer is throttling;
---   3. a zone that yielded dequeue_max items has more work: its pointer vests again now, with
---      last_active_time = now ("requeue");
+--   3. a zone that still has vested items has more work: its pointer vests again now;
 --   4. every other zone is settled with the protocol of quick.settle_pointers (docs/protocol.md):
---      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; read the zone
---      in a NEW statement; then requeue it to its earliest vesting time, park it, or delete its
---      pointer when it has been empty for min_inactive. A zone an enqueuer holds right now is
---      released to vest now.
+--      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; in a NEW
+--      statement read the zone and requeue its pointer to the zone's earliest vesting time, park
+--      it, or delete it when the zone has been empty for min_inactive. A zone an enqueuer holds
+--      right now is released to vest now.
 -- Returns one row per dequeued item (kind 'item'), one per zone visited (kind 'pointer', with
 -- what happened: requeued, parked, collected, released_busy; and pointer_lag, how long the
 -- pointer had been vested), and for each tenant that was not visited one row of kind 'conflict': 'locked' (another consumer was visiting it), 'not_vested' (visited and requeued
@@ -121,13 +120,10 @@ DECLARE
     zone_tenants    text[];
     zone_active     timestamptz[];
     zone_lag        interval[];
-    full_zones      text[];
     found_zones     text[];
+    busy_zones      text[] := '{}';
     settle_tenants  text[];
     locked_tenants  text[];
-    locked_first    timestamptz[];
-    leased_items    quick.items[];
-    leased_lags     interval[];
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
@@ -139,126 +135,157 @@ BEGIN
     PERFORM quick.check_argument(min_inactive >= interval '0',
         'quick.visit_zones: min_inactive must be zero or positive, got %s', coalesce(min_inactive::text, 'NULL'));
 
-    -- 1: which zones.
+    -- 1: which zones, and which of them have vested items to take: the zones active on this
+    -- visit (Algorithm 2, line 3; the probe reads the front of each zone's index).
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}')
-      INTO zone_tenants, zone_active, zone_lag
-      FROM (SELECT p.tenant, p.last_active_time, p.vesting_time FROM quick.pointers p
+           coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
+      INTO zone_tenants, zone_active, zone_lag, found_zones
+      FROM (SELECT p.tenant, p.last_active_time, p.vesting_time,
+                   EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
+                              AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))) AS active
+              FROM quick.pointers p
              WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
              ORDER BY p.tenant
-               FOR NO KEY UPDATE SKIP LOCKED) l;
+               FOR NO KEY UPDATE OF p SKIP LOCKED) l;
     -- Why the others were not visited (cheap: no locks; only the losers are looked at).
     IF cardinality(zone_tenants) < cardinality(tenants) THEN
-    RETURN QUERY
-    SELECT 'conflict'::text, t.tenant,
-           CASE WHEN p.tenant IS NULL THEN 'gone'
-                WHEN p.vesting_time <= now_ts THEN 'locked'
-                ELSE 'not_vested' END,
-           NULL::interval, NULL::bigint, NULL::text, NULL::integer, NULL::uuid, NULL::integer,
-           NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text, NULL::interval, NULL::interval
-      FROM unnest(tenants) t(tenant)
-      LEFT JOIN quick.pointers p ON p.tenant = t.tenant
-     WHERE t.tenant <> ALL (zone_tenants);
+        RETURN QUERY
+        SELECT 'conflict'::text, t.tenant,
+               CASE WHEN p.tenant IS NULL THEN 'gone'
+                    WHEN p.vesting_time <= now_ts THEN 'locked'
+                    ELSE 'not_vested' END,
+               NULL::interval, NULL::bigint, NULL::text, NULL::integer, NULL::uuid, NULL::integer,
+               NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text, NULL::interval, NULL::interval
+          FROM unnest(tenants) t(tenant)
+          LEFT JOIN quick.pointers p ON p.tenant = t.tenant
+         WHERE t.tenant <> ALL (zone_tenants);
     END IF;
     IF cardinality(zone_tenants) = 0 THEN
         RETURN;
     END IF;
 
-    -- 2: dequeue, keeping the leased rows (this transaction's own writes) for steps 3 and 5.
-    WITH chosen AS MATERIALIZED (
-        SELECT c.id, c.vesting_time AS ready_at
-          FROM unnest(zone_tenants) z(tenant)
-          CROSS JOIN LATERAL (
-                SELECT i.id, i.vesting_time FROM quick.items i
-                 WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
-                   AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
-                 ORDER BY i.priority, i.vesting_time
-                 LIMIT dequeue_max
-                   FOR NO KEY UPDATE SKIP LOCKED) c),
-    leased AS (
+    -- 2: dequeue from the active zones, streaming the leased items out.
+    IF cardinality(found_zones) > 0 THEN
+        RETURN QUERY
+        WITH chosen AS MATERIALIZED (
+            SELECT c.id, c.vesting_time AS ready_at
+              FROM unnest(found_zones) z(tenant)
+              CROSS JOIN LATERAL (
+                    SELECT i.id, i.vesting_time FROM quick.items i
+                     WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
+                       AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                     ORDER BY i.priority, i.vesting_time
+                     LIMIT dequeue_max
+                       FOR NO KEY UPDATE SKIP LOCKED) c)
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
           FROM chosen WHERE i.id = chosen.id
-        RETURNING i AS item, chosen.ready_at)
-    SELECT coalesce(array_agg(l.item ORDER BY (l.item).priority, (l.item).id), '{}'),
-           coalesce(array_agg(now_ts - l.ready_at ORDER BY (l.item).priority, (l.item).id), '{}')
-      INTO leased_items, leased_lags
-      FROM leased l;
-
-    -- 3: full zones vest again now.
-    SELECT coalesce(array_agg(c.tenant) FILTER (WHERE c.taken >= dequeue_max), '{}'),
-           coalesce(array_agg(c.tenant), '{}')
-      INTO full_zones, found_zones
-      FROM (SELECT x.tenant, count(*) AS taken FROM unnest(leased_items) x GROUP BY x.tenant) c;
-    IF cardinality(full_zones) > 0 THEN
-        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts
-         WHERE p.tenant = ANY (full_zones);
+        RETURNING 'item'::text, i.tenant, NULL::text, NULL::interval, i.id, i.job_type, i.priority, i.lease_id,
+                  i.error_count, i.payload, i.enqueued_at, i.client_item_id, i.last_error,
+                  now_ts - chosen.ready_at, now_ts - i.enqueued_at;
     END IF;
 
-    -- 4: settle the others. Statement 4a locks; 4b reads the zones with a fresh snapshot.
-    settle_tenants := ARRAY(SELECT t FROM unnest(zone_tenants) t WHERE t <> ALL (full_zones) ORDER BY t);
-    IF cardinality(settle_tenants) > 0 THEN
-        SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}')
-          INTO locked_tenants
-          FROM (SELECT p.tenant FROM quick.pointers p
-                 WHERE p.tenant = ANY (settle_tenants)
-                 ORDER BY p.tenant
-                   FOR UPDATE SKIP LOCKED) l;
-        SELECT coalesce(array_agg((SELECT min(i.vesting_time) FROM quick.items i WHERE i.tenant = z.t)
-                                  ORDER BY z.ord), '{}')
-          INTO locked_first
-          FROM unnest(locked_tenants) WITH ORDINALITY z(t, ord);
-
+    -- 3: zones that still have vested items after the dequeue (this reads our own writes: the
+    -- items just leased no longer vest) have more work: requeue them now, Algorithm 2's requeue
+    -- to an earliest vesting time that is already past. No FOR UPDATE is needed for that: the
+    -- pointer stays vested, so no enqueue can be delayed by it, and a plain no-key update does
+    -- not disturb REPEATABLE READ / SERIALIZABLE enqueuers the way a FOR UPDATE lock does.
+    SELECT coalesce(array_agg(z.tenant), '{}')
+      INTO busy_zones
+      FROM unnest(found_zones) z(tenant)
+     WHERE EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts);
+    IF cardinality(busy_zones) > 0 THEN
+        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL
+         WHERE p.tenant = ANY (busy_zones);
         RETURN QUERY
-        WITH zones AS (
-            SELECT z.t AS tenant, z.active AS last_active, z.lag, z.t = ANY (found_zones) AS found
-              FROM unnest(zone_tenants, zone_active, zone_lag) z(t, active, lag)
-             WHERE z.t = ANY (settle_tenants)),
-        locked AS (
-            SELECT k.t AS tenant, k.v AS first_vesting FROM unnest(locked_tenants, locked_first) k(t, v)),
-        plan AS (
-            SELECT z.tenant, z.lag, z.found,
-                   CASE WHEN l.tenant IS NULL THEN 'released_busy'
-                        WHEN l.first_vesting IS NOT NULL THEN 'requeued'
-                        WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
-                        ELSE 'parked' END AS action,
-                   CASE WHEN l.tenant IS NULL THEN now_ts
-                        WHEN l.first_vesting IS NOT NULL THEN greatest(l.first_vesting, now_ts)
-                        WHEN z.found THEN now_ts + min_inactive
-                        ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
-              FROM zones z LEFT JOIN locked l ON l.tenant = z.tenant),
-        collected AS (
-            DELETE FROM quick.pointers p USING plan
-             WHERE plan.action = 'collected' AND p.tenant = plan.tenant
-            RETURNING p.tenant),
-        settled AS (
-            UPDATE quick.pointers p
-               SET vesting_time = plan.next_vesting,
-                   last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
-              FROM plan
-             WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
-            RETURNING p.tenant)
-        SELECT 'pointer'::text, plan.tenant, plan.action, plan.lag, NULL::bigint, NULL::text,
-               NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
-               NULL::text, NULL::interval, NULL::interval
-          FROM plan;
+        SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
+               NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text,
+               NULL::interval, NULL::interval
+          FROM unnest(zone_tenants, zone_lag) z(t, lag)
+         WHERE z.t = ANY (busy_zones);
+    END IF;
+    settle_tenants := ARRAY(SELECT t FROM unnest(zone_tenants) t WHERE t <> ALL (busy_zones) ORDER BY t);
+    IF cardinality(settle_tenants) = 0 THEN
+        RETURN;
     END IF;
 
-    RETURN QUERY
-    SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
-           NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text,
-           NULL::interval, NULL::interval
-      FROM unnest(zone_tenants, zone_lag) z(t, lag)
-     WHERE z.t = ANY (full_zones);
+    -- 4: settle the other zones with the GC protocol (docs/protocol.md): their pointers may move
+    -- into the future or go. 4a locks FOR UPDATE SKIP LOCKED, which conflicts only with an
+    -- enqueue in flight; 4b, a NEW statement whose snapshot is taken after that lock and so sees
+    -- every enqueue that committed before it, reads each zone's earliest vesting time (its own
+    -- leases included: they are this transaction's writes) and writes the pointer. Unlike a lone
+    -- DELETE ... NOT EXISTS, which waits for its lock inside its own statement and keeps its older
+    -- snapshot, 4b never waits: the lock is already ours.
+    SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}')
+      INTO locked_tenants
+      FROM (SELECT p.tenant FROM quick.pointers p
+             WHERE p.tenant = ANY (settle_tenants)
+             ORDER BY p.tenant
+               FOR UPDATE SKIP LOCKED) l;
 
-    -- 5: the items, in (priority, id) order.
     RETURN QUERY
-    SELECT 'item'::text, x.tenant, NULL::text, NULL::interval, x.id, x.job_type, x.priority, x.lease_id,
-           x.error_count, x.payload, x.enqueued_at, x.client_item_id, x.last_error, y.lag,
-           now_ts - x.enqueued_at
-      FROM unnest(leased_items) WITH ORDINALITY x
-      JOIN unnest(leased_lags) WITH ORDINALITY y(lag, ordinality) ON y.ordinality = x.ordinality;
+    WITH zones AS (
+        SELECT z.t AS tenant, z.active AS last_active, z.lag, z.t = ANY (found_zones) AS found,
+               z.t = ANY (locked_tenants) AS locked, fv.first_vesting
+          FROM unnest(zone_tenants, zone_active, zone_lag) z(t, active, lag)
+          -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
+          -- the first entry of each priority in use, then the earliest of those.
+          LEFT JOIN LATERAL (
+                WITH RECURSIVE firsts AS (
+                    (SELECT i.priority, i.vesting_time FROM quick.items i
+                      WHERE i.tenant = z.t ORDER BY i.priority, i.vesting_time LIMIT 1)
+                    UNION ALL
+                    SELECT next.priority, next.vesting_time
+                      FROM firsts f
+                      CROSS JOIN LATERAL (
+                            SELECT i.priority, i.vesting_time FROM quick.items i
+                             WHERE i.tenant = z.t AND i.priority > f.priority
+                             ORDER BY i.priority, i.vesting_time LIMIT 1) next)
+                SELECT min(firsts.vesting_time) AS first_vesting FROM firsts) fv
+            ON z.t = ANY (locked_tenants)
+         WHERE z.t = ANY (settle_tenants)),
+    plan AS (
+        SELECT z.tenant, z.lag, z.found,
+               CASE WHEN NOT z.locked THEN 'released_busy'
+                    WHEN z.first_vesting IS NOT NULL THEN 'requeued'
+                    WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
+                    ELSE 'parked' END AS action,
+               CASE WHEN NOT z.locked THEN now_ts
+                    WHEN z.first_vesting IS NOT NULL THEN greatest(z.first_vesting, now_ts)
+                    WHEN z.found THEN now_ts + min_inactive
+                    ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
+          FROM zones z),
+    collected AS (
+        DELETE FROM quick.pointers p USING plan
+         WHERE plan.action = 'collected' AND p.tenant = plan.tenant
+        RETURNING p.tenant),
+    settled AS (
+        UPDATE quick.pointers p
+           SET vesting_time = plan.next_vesting, lease_id = NULL,
+               last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
+          FROM plan
+         WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
+        RETURNING p.tenant)
+    SELECT 'pointer'::text, plan.tenant, plan.action, plan.lag, NULL::bigint, NULL::text,
+           NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
+           NULL::text, NULL::interval, NULL::interval
+      FROM plan;
+END
+$$;
+
+-- The Scanner's one call per scan (Algorithm 1, line 6): apply the pending pull requests
+-- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
+-- vested pointers in vesting order, from the pointers_vesting index. The first row, with a NULL
+-- tenant, says how many pointers the pulls moved.
+CREATE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
+RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY SELECT NULL::text, NULL::timestamptz, quick.apply_pointer_pulls(max_pulls);
+    RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
 END
 $$;
 

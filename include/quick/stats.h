@@ -33,8 +33,6 @@ struct ConsumerStats {
   std::uint64_t pointers_parked = 0;
   std::uint64_t pointers_collected = 0;   // garbage-collected
   std::uint64_t pointers_released_busy = 0;
-  std::uint64_t pointer_settle_lease_lost = 0;
-  std::uint64_t pointer_settle_skipped = 0;  // another session held it: it vests when the lease ends
   std::uint64_t items_dequeued = 0;
   std::uint64_t items_throttled = 0;      // released because their type was at max_in_flight
   // Workers

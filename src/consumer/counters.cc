@@ -42,9 +42,7 @@ std::string ConsumerStats::to_string() const {
       << " not_vested=" << pointer_conflicts_not_vested << " gone=" << pointer_conflicts_gone << ")"
       << " requeued=" << pointers_requeued
       << " parked=" << pointers_parked << " collected=" << pointers_collected
-      << " released_busy=" << pointers_released_busy << " settle_lease_lost=" << pointer_settle_lease_lost
-      << " settle_skipped=" << pointer_settle_skipped
-      << " pulls=" << pulls_applied << "\n"
+      << " released_busy=" << pointers_released_busy << " pulls=" << pulls_applied << "\n"
       << "scanner: scans=" << scans << " peeked=" << pointers_peeked
       << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
       << (in_order_role ? " (in-order role)" : "") << "\n"

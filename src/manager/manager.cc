@@ -26,6 +26,10 @@ std::vector<std::string> saturated_job_types(const ConsumerCore& core) {
   return saturated;
 }
 
+// A throttled item vests again after this short delay rather than at once, so that a consumer at
+// its limit does not dequeue and release the same items in a tight loop.
+constexpr std::chrono::milliseconds kThrottledReleaseDelay{50};
+
 // Hands the dequeued items to the Workers. A batch can bring more items of a job type than its
 // max_in_flight allows; the WorkQueue refuses those atomically and they are released at once
 // (paper section 6: "for throttled items, we may release the lease").
@@ -50,7 +54,7 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
     core.lease_keeper->let_go(item);
     core.ack_queue.push(consumer::PendingAck{
         database, store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease,
-                             std::chrono::milliseconds(0), "", 0}});
+                             kThrottledReleaseDelay, "", 0}});
   }
 }
 
@@ -71,8 +75,9 @@ void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const 
       case store::SettleAction::kParked: consumer::add(counters.pointers_parked); break;
       case store::SettleAction::kCollected: consumer::add(counters.pointers_collected); break;
       case store::SettleAction::kReleasedBusy: consumer::add(counters.pointers_released_busy); break;
-      case store::SettleAction::kSkipped: consumer::add(counters.pointer_settle_skipped); break;
-      case store::SettleAction::kLeaseLost: consumer::add(counters.pointer_settle_lease_lost); break;
+      case store::SettleAction::kSkipped:    // settle_pointers only (the SQL API), never in a visit
+      case store::SettleAction::kLeaseLost:
+        break;
     }
   }
 }
@@ -80,13 +85,13 @@ void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const 
 // One visit (Algorithm 2) of a batch of zones: one transaction, one round trip.
 void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const consumer::PointerBatch& batch) {
   const auto& manager = core.config.manager;
-  store::ZoneVisit visit;
-  {
-    pqxx::work txn(session.connection());
-    visit = store::visit_zones(txn, batch.tenants, manager.dequeue_max, core.config.worker.item_lease_duration,
-                               manager.min_inactive, saturated_job_types(core));
-    txn.commit();
-  }
+  // One autocommit statement: the visit's transaction is that statement, so the session's
+  // statement_timeout (p_duration) bounds how long it holds its zones, commit included, and the
+  // visit costs one round trip.
+  pqxx::nontransaction statement(session.connection());
+  store::ZoneVisit visit = store::visit_zones(statement, batch.tenants, manager.dequeue_max,
+                                              core.config.worker.item_lease_duration, manager.min_inactive,
+                                              saturated_job_types(core));
   count_visit(core, batch, visit);
   hand_to_workers(core, batch.database, std::move(visit.items));
 }
@@ -118,7 +123,8 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
       visit_zones(core, sessions[index], *batch);
       retry_delays[index].reset();
     } catch (...) {
-      // The batch is dropped: leased pointers and items vest again when their leases run out.
+      // The visit rolled back (nothing changed) or its outcome is unknown (its items vest again
+      // when their leases run out); either way the Scanner will select these zones again.
       consumer::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
                                   retry_delays[index], core.stop_scanning);
     }

@@ -15,9 +15,8 @@ void InOrderElection::tick(pqxx::connection& conn) {
   if (now < next_claim_) return;
   const bool had_role = holds();
   try {
-    pqxx::work txn(conn);
-    const std::string current = store::claim_role(txn, kRole, holder_, lease_duration_);
-    txn.commit();
+    pqxx::nontransaction statement(conn);
+    const std::string current = store::claim_role(statement, kRole, holder_, lease_duration_);
     database_.in_order_role.store(current == holder_);
   } catch (...) {
     database_.in_order_role.store(false);
@@ -35,9 +34,8 @@ void InOrderElection::tick(pqxx::connection& conn) {
 void InOrderElection::release(pqxx::connection& conn) {
   if (!enabled_ || !holds()) return;
   try {
-    pqxx::work txn(conn);
-    store::release_role(txn, kRole, holder_);
-    txn.commit();
+    pqxx::nontransaction statement(conn);
+    store::release_role(statement, kRole, holder_);
   } catch (const std::exception& error) {
     util::component_logger("quick.election")
         ->warn("could not release the in-order role on database {}: {}", database_.config.name, error.what());

@@ -16,13 +16,31 @@ int selection_size(std::size_t candidates, double selection_frac, int selection_
 
 std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
                                          double selection_frac, int selection_max, bool in_order,
-                                         std::mt19937_64& random) {
-  const int count = selection_size(candidates.size(), selection_frac, selection_max);
-  if (in_order) return std::vector<std::string>(candidates.begin(), candidates.begin() + count);
+                                         std::mt19937_64& random, int in_order_min) {
+  int count = selection_size(candidates.size(), selection_frac, selection_max);
+  if (in_order) {
+    count = std::min(static_cast<int>(candidates.size()), std::max(count, std::min(in_order_min, selection_max)));
+    return std::vector<std::string>(candidates.begin(), candidates.begin() + count);
+  }
   std::vector<std::string> selected;
   selected.reserve(static_cast<std::size_t>(count));
   std::sample(candidates.begin(), candidates.end(), std::back_inserter(selected), count, random);
   return selected;
+}
+
+std::vector<std::vector<std::string>> split_into_batches(const std::vector<std::string>& selected, int batch_max) {
+  std::vector<std::vector<std::string>> batches;
+  if (selected.empty()) return batches;
+  const std::size_t max = static_cast<std::size_t>(std::max(1, batch_max));
+  const std::size_t count = (selected.size() + max - 1) / max;
+  const std::size_t base = selected.size() / count, extra = selected.size() % count;
+  std::size_t start = 0;
+  for (std::size_t b = 0; b < count; ++b) {
+    const std::size_t size = base + (b < extra ? 1 : 0);
+    batches.emplace_back(selected.begin() + static_cast<long>(start), selected.begin() + static_cast<long>(start + size));
+    start += size;
+  }
+  return batches;
 }
 
 }  // namespace quick::scanner

@@ -3,7 +3,12 @@
 // Of the `candidates` (vested pointers in vesting order, minus those this consumer is already
 // processing) select min(selection_max, ceil(n * selection_frac)): uniformly at random, which
 // spreads concurrent consumers over different zones; or, for the in-order Scanner, the first
-// ones, which guarantees that the oldest pointers are reached (no starvation).
+// ones, which guarantees that the oldest pointers are reached (no starvation). The in-order
+// Scanner takes at least `in_order_min` (one Manager batch): it contends with nobody over the
+// oldest pointers, and a visit costs Postgres about as much for one zone as for a few dozen.
+//
+// split_into_batches divides a selection into the fewest batches of at most `batch_max`, of
+// nearly equal sizes (20 with batch_max 16 gives 10 + 10, not 16 + 4).
 //
 // Pure function; randomness comes in through `random`, so tests control it.
 #pragma once
@@ -19,6 +24,8 @@ int selection_size(std::size_t candidates, double selection_frac, int selection_
 
 std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
                                          double selection_frac, int selection_max, bool in_order,
-                                         std::mt19937_64& random);
+                                         std::mt19937_64& random, int in_order_min = 1);
+
+std::vector<std::vector<std::string>> split_into_batches(const std::vector<std::string>& selected, int batch_max);
 
 }  // namespace quick::scanner

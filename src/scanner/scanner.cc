@@ -84,14 +84,10 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   pqxx::connection& conn = db.session.connection();
   db.election.tick(conn);  // rate-limited inside
 
-  std::vector<store::PeekedPointer> peeked;
-  {
-    pqxx::work txn(conn);
-    const int pulled = store::apply_pointer_pulls(txn, scanner.pulls_per_scan);
-    peeked = store::peek_pointers(txn, scanner.peek_max);
-    txn.commit();
-    consumer::add(core.counters.pulls_applied, static_cast<std::uint64_t>(pulled));
-  }
+  pqxx::nontransaction statement(conn);
+  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan);
+  const std::vector<store::PeekedPointer>& peeked = scan.pointers;
+  consumer::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
   consumer::add(core.counters.scans);
   consumer::add(core.counters.pointers_peeked, peeked.size());
 
@@ -104,28 +100,24 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   }
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
-  auto selected = select_pointers(candidates, scanner.selection_frac, scanner.selection_max, in_order, random);
-  consumer::add(core.counters.pointers_selected, selected.size());
-
+  auto selected = select_pointers(candidates, scanner.selection_frac, scanner.selection_max, in_order, random,
+                                  core.config.manager.pointers_per_batch);
   // Room again, now: a visit that ended during the peek may have filled the buffer (and its
   // zone, no longer "in progress", may have been selected again). Its items landed before its
-  // zone was unmarked, so this check sees them.
-  if (!has_room(core)) selected.clear();
+  // zone was unmarked, so this check sees them. Nothing dispatched then: wait as when busy.
+  const bool room = has_room(core);
+  if (!room) selected.clear();
+  consumer::add(core.counters.pointers_selected, selected.size());
   db.runtime->mark_in_progress(selected);
-  const auto batch_size = static_cast<std::size_t>(core.config.manager.pointers_per_batch);
-  for (std::size_t start = 0; start < selected.size(); start += batch_size) {
-    consumer::PointerBatch batch;
-    batch.database = database_index;
-    const auto end = std::min(selected.size(), start + batch_size);
-    batch.tenants.assign(selected.begin() + static_cast<long>(start), selected.begin() + static_cast<long>(end));
+  for (auto& tenants : split_into_batches(selected, core.config.manager.pointers_per_batch)) {
     core.visits_in_flight.fetch_add(1);
-    core.manager_queue.push(std::move(batch));
+    core.manager_queue.push(consumer::PointerBatch{database_index, std::move(tenants)});
   }
   const bool short_peek = static_cast<int>(peeked.size()) < scanner.peek_max;
   ScanOutcome outcome;
   outcome.selected = static_cast<int>(selected.size());
   outcome.go_on = !short_peek && !selected.empty();
-  outcome.all_busy = !peeked.empty() && candidates.empty();
+  outcome.all_busy = (!peeked.empty() && candidates.empty()) || !room;
   return outcome;
 }
 

@@ -35,35 +35,38 @@ ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string
   const auto result = exec_named(txn, QUICK_QUERY(visit_zones), array_literal(tenants), dequeue_max,
                                  interval_text(item_lease_duration), interval_text(min_inactive),
                                  array_literal(excluded_job_types));
+  // Columns by position (see sql/queries/visit_zones.sql): this runs for every item.
+  enum Column { kKind, kTenant, kAction, kItemId, kJobType, kPriority, kLeaseId, kErrorCount, kPayload,
+                kClientItemId, kLastError, kEnqueuedAt, kReadyLag, kAge, kPointerLag };
+  visit.items.reserve(result.size());
   for (const auto& row : result) {
-    const std::string kind = row["kind"].as<std::string>();
-    if (kind == "conflict") {
-      const std::string reason = row["action"].as<std::string>();
+    const char kind = row[kKind].c_str()[0];  // 'i'tem, 'p'ointer, 'c'onflict
+    if (kind == 'c') {
+      const std::string reason = row[kAction].c_str();
       if (reason == "locked") ++visit.conflicts_locked;
       else if (reason == "not_vested") ++visit.conflicts_not_vested;
       else ++visit.conflicts_gone;
       continue;
     }
-    if (kind == "pointer") {
-      visit.zones.push_back(VisitedZone{row["tenant"].as<std::string>(),
-                                        parse_settle_action(row["action"].as<std::string>()),
-                                        std::chrono::microseconds(row["pointer_lag_us"].as<std::int64_t>())});
+    if (kind == 'p') {
+      visit.zones.push_back(VisitedZone{row[kTenant].c_str(), parse_settle_action(row[kAction].c_str()),
+                                        std::chrono::microseconds(row[kPointerLag].as<std::int64_t>())});
       continue;
     }
     DequeuedItem dequeued;
     Item& item = dequeued.item;
-    item.id = row["item_id"].as<std::int64_t>();
-    item.tenant = row["tenant"].as<std::string>();
-    item.job_type = row["job_type"].as<std::string>();
-    item.priority = row["priority"].as<int>();
-    item.lease_id = row["item_lease_id"].as<std::string>();
-    item.error_count = row["error_count"].as<int>();
-    item.payload = row["payload"].as<std::string>();
-    item.client_item_id = optional_text(row["client_item_id"]);
-    item.last_error = optional_text(row["last_error"]);
-    item.enqueued_at = db_time_from_micros(row["enqueued_at_us"].as<std::int64_t>());
-    dequeued.ready_lag = std::chrono::microseconds(row["ready_lag_us"].as<std::int64_t>());
-    dequeued.age = std::chrono::microseconds(row["age_us"].as<std::int64_t>());
+    item.id = row[kItemId].as<std::int64_t>();
+    item.tenant = row[kTenant].c_str();
+    item.job_type = row[kJobType].c_str();
+    item.priority = row[kPriority].as<int>();
+    item.lease_id = std::string(row[kLeaseId].c_str());
+    item.error_count = row[kErrorCount].as<int>();
+    item.payload = row[kPayload].c_str();
+    item.client_item_id = optional_text(row[kClientItemId]);
+    item.last_error = optional_text(row[kLastError]);
+    item.enqueued_at = db_time_from_micros(row[kEnqueuedAt].as<std::int64_t>());
+    dequeued.ready_lag = std::chrono::microseconds(row[kReadyLag].as<std::int64_t>());
+    dequeued.age = std::chrono::microseconds(row[kAge].as<std::int64_t>());
     visit.items.push_back(std::move(dequeued));
   }
   return visit;

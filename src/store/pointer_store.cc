@@ -20,6 +20,16 @@ std::vector<PointerLease> leases_from(const pqxx::result& result) {
 }
 
 
+std::vector<PeekedPointer> peeked_from(const pqxx::result& result) {
+  std::vector<PeekedPointer> pointers;
+  pointers.reserve(result.size());
+  for (const auto& row : result) {
+    pointers.push_back(PeekedPointer{row[0].as<std::string>(),
+                                     db_time_from_micros(row[1].as<std::int64_t>())});
+  }
+  return pointers;
+}
+
 }  // namespace
 
 SettleAction parse_settle_action(const std::string& text) {
@@ -45,15 +55,23 @@ const char* to_string(SettleAction action) {
 }
 
 std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_pointers) {
-  const auto result = exec_named(txn, QUICK_QUERY(peek_pointers), max_pointers);
-  std::vector<PeekedPointer> pointers;
-  pointers.reserve(result.size());
-  for (const auto& row : result) {
-    pointers.push_back(PeekedPointer{row[0].as<std::string>(),
-                                     db_time_from_micros(row[1].as<std::int64_t>())});
-  }
-  return pointers;
+  return peeked_from(exec_named(txn, QUICK_QUERY(peek_pointers), max_pointers));
 }
+
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls) {
+  const auto result = exec_named(txn, QUICK_QUERY(scan_pointers), max_pointers, max_pulls);
+  Scan scan;
+  scan.pointers.reserve(result.size());
+  for (const auto& row : result) {
+    if (row[0].is_null()) {
+      scan.pulled = row[2].as<int>();
+      continue;
+    }
+    scan.pointers.push_back(PeekedPointer{row[0].as<std::string>(), db_time_from_micros(row[1].as<std::int64_t>())});
+  }
+  return scan;
+}
+
 
 std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn,
                                          const std::vector<std::string>& tenants,

@@ -25,6 +25,14 @@ struct PeekedPointer {
 // Up to `max_pointers` vested pointers, earliest vesting time first. Takes no locks.
 std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_pointers);
 
+struct Scan {
+  int pulled = 0;                       // pointers moved earlier by pull requests
+  std::vector<PeekedPointer> pointers;  // vested, earliest first
+};
+
+// The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers.
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls);
+
 struct PointerLease {
   std::string tenant;
   std::string lease_id;

@@ -10,9 +10,9 @@ std::shared_ptr<spdlog::logger> component_logger(const std::string& name) {
   static std::mutex creation;
   std::lock_guard<std::mutex> lock(creation);
   if (auto existing = spdlog::get(name)) return existing;
-  auto logger = spdlog::stderr_color_mt(name);
-  logger->set_level(spdlog::get_level());
-  return logger;
+  // The registry gives a new logger its level: the global one, or the one SPDLOG_LEVEL set for
+  // this name (spdlog::cfg::load_env_levels).
+  return spdlog::stderr_color_mt(name);
 }
 
 }  // namespace quick::util

@@ -62,9 +62,8 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     auto& batch = pending[db];
     if (batch.acks.empty()) return true;
     try {
-      pqxx::work txn(sessions[db].connection());
-      const auto outcomes = store::ack_items(txn, batch.acks);
-      txn.commit();
+      pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
+      const auto outcomes = store::ack_items(statement, batch.acks);
       count_outcomes(core, batch.acks, outcomes, batch.after_doubt);
       batch.acks.clear();
       batch.after_doubt = false;

@@ -60,9 +60,8 @@ void LeaseKeeper::run(std::shared_ptr<ConsumerCore> core_owner) {
       }
       if (leases.empty()) continue;
       try {
-        pqxx::work txn(sessions[db].connection());
-        const auto extended = store::extend_item_leases(txn, leases, lease);
-        txn.commit();
+        pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
+        const auto extended = store::extend_item_leases(statement, leases, lease);
         retry_delays[db].reset();
         add(core.counters.lease_extensions, extended.size());
         const std::set<std::int64_t> kept(extended.begin(), extended.end());

@@ -195,6 +195,9 @@ TEST_F(ExecutionTest, MaxInFlightCapsConcurrentHandlersOfATypeWhileOtherTypesSti
   JobTypeConfig limited = config.default_job_type;
   limited.max_in_flight = 2;
   config.job_types["limited"] = limited;
+  // Small visits, so that items of both types keep arriving while "limited" is at its cap (with a
+  // large dequeue_max the first visit takes every item and the unlimited ones finish first).
+  config.manager.dequeue_max = 2;
   {
     auto conn = connect();
     pqxx::work txn(*conn);

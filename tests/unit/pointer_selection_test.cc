@@ -127,5 +127,36 @@ TEST(SelectPointers, RandomIsUniformOverCandidates) {
   EXPECT_NEAR(hits["p0"], hits["p19"], expected * 0.07);
 }
 
+// The in-order Scanner takes at least one Manager batch of the oldest pointers (it contends with
+// nobody over them), but never more than there are, nor more than selection_max.
+TEST(SelectPointers, InOrderTakesAtLeastItsMinimumOfTheOldest) {
+  const auto candidates = names(100);
+  std::mt19937_64 random(1);
+  const auto selected = select_pointers(candidates, 0.02, 2000, true, random, 16);
+  ASSERT_EQ(selected.size(), 16u);
+  EXPECT_EQ(selected.front(), "p0");
+  EXPECT_EQ(selected.back(), "p15");
+  EXPECT_EQ(select_pointers(names(5), 0.02, 2000, true, random, 16).size(), 5u);
+  EXPECT_EQ(select_pointers(candidates, 0.02, 10, true, random, 16).size(), 10u);
+  // Random selection is unaffected by the minimum.
+  EXPECT_EQ(select_pointers(candidates, 0.02, 2000, false, random, 16).size(), 2u);
+}
+
+TEST(SplitIntoBatches, FewestBatchesOfNearlyEqualSize) {
+  auto sizes = [](const std::vector<std::vector<std::string>>& batches) {
+    std::vector<std::size_t> out;
+    for (const auto& batch : batches) out.push_back(batch.size());
+    return out;
+  };
+  EXPECT_EQ(sizes(split_into_batches(names(20), 16)), (std::vector<std::size_t>{10, 10}));
+  EXPECT_EQ(sizes(split_into_batches(names(16), 16)), (std::vector<std::size_t>{16}));
+  EXPECT_EQ(sizes(split_into_batches(names(33), 16)), (std::vector<std::size_t>{11, 11, 11}));
+  EXPECT_TRUE(split_into_batches({}, 16).empty());
+  // Every pointer exactly once, in order.
+  std::vector<std::string> joined;
+  for (const auto& batch : split_into_batches(names(37), 8)) joined.insert(joined.end(), batch.begin(), batch.end());
+  EXPECT_EQ(joined, names(37));
+}
+
 }  // namespace
 }  // namespace quick::scanner

@@ -4,9 +4,12 @@
 // the caller passes, and never commit or abort it: the items become visible to consumers when,
 // and only if, the caller commits. Any isolation level works. Under REPEATABLE READ or
 // SERIALIZABLE a race with the garbage collection of the tenant's pointer can surface as a
-// serialization failure (pqxx::serialization_failure): when the tenant's pointer was garbage
-// collected, or created by another transaction, after the caller's snapshot was taken. Retry the
-// whole transaction, as for any other 40001. See docs/protocol.md.
+// serialization failure (pqxx::serialization_failure) when, after the caller's snapshot was
+// taken, the tenant's pointer was created by another transaction, or a consumer settled it under
+// the GC lock (garbage-collected it, parked it, or requeued it to a later time: the lock that
+// keeps an empty zone's pointer from vanishing under a READ COMMITTED enqueue is also what an
+// older snapshot cannot see past). Retry the whole transaction, as for any other 40001; READ
+// COMMITTED callers never see these. See docs/protocol.md.
 //
 // Arguments are validated before any statement runs, so bad input (quick::InvalidArgument)
 // leaves the caller's transaction usable. Only the payload size limit, a database setting, is

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "quick/database.h"
+
 namespace quick::bench {
 namespace {
 
@@ -70,7 +72,7 @@ void BaselinePool::run_worker() {
   while (!stopping_.load()) {
     try {
       if (!conn) {
-        conn = std::make_unique<pqxx::connection>(options_.url);
+        conn = quick::connect(quick::with_default_connect_timeout(options_.url, 5));  // never hang reconnecting
         conn->prepare("claim", kClaim);
         conn->prepare("delete", kDelete);
       }

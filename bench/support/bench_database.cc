@@ -1,12 +1,15 @@
 #include "support/bench_database.h"
 
+#include <unistd.h>
+
 #include "quick/database.h"
 #include "quick/migrate.h"
 
 namespace quick::bench {
 
 ScratchDatabase::ScratchDatabase(const std::string& server_url, std::string name)
-    : server_url_(server_url), name_(std::move(name)) {
+    // The process id keeps concurrent benchmark runs on one server out of each other's way.
+    : server_url_(server_url), name_(std::move(name) + "_" + std::to_string(::getpid())) {
   {
     auto admin = quick::connect(server_url_);
     pqxx::nontransaction session(*admin);

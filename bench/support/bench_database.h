@@ -11,7 +11,7 @@ namespace quick::bench {
 
 class ScratchDatabase {
  public:
-  // Drops any leftover database called `name`, creates it, applies the quick migrations.
+  // Creates `name`_<pid> (dropping a leftover first) and applies the quick migrations.
   ScratchDatabase(const std::string& server_url, std::string name);
   ~ScratchDatabase();  // drops it (best effort)
   ScratchDatabase(const ScratchDatabase&) = delete;

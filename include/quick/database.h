@@ -20,6 +20,10 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo);
 // `conninfo` pointing at database `dbname` instead (works for keyword/value strings and URIs).
 std::string with_database_name(const std::string& conninfo, const std::string& dbname);
 
+// `conninfo` with connect_timeout=`seconds` unless it sets one already (keyword/value string or
+// URI), so that connecting to an unreachable server fails instead of hanging.
+std::string with_default_connect_timeout(const std::string& conninfo, int seconds);
+
 // The connection string from the environment variable QUICK_DATABASE_URL, or "" when unset.
 std::string database_url_from_environment();
 

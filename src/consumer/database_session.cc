@@ -1,23 +1,12 @@
 #include "consumer/database_session.h"
 
+#include "quick/database.h"
+
 namespace quick::consumer {
-namespace {
-
-// Adds connect_timeout=5 unless the connection string sets one (a URI's query parameter or a
-// keyword/value pair; in both forms a later setting wins, so ours goes first for keyword/value).
-std::string with_connect_timeout(const std::string& url) {
-  if (url.find("connect_timeout") != std::string::npos) return url;
-  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
-    return url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
-  }
-  return "connect_timeout=5 " + url;
-}
-
-}  // namespace
 
 DatabaseSession::DatabaseSession(std::string url, std::string application_name,
                                  std::optional<std::chrono::milliseconds> statement_timeout)
-    : url_(with_connect_timeout(url)), application_name_(std::move(application_name)),
+    : url_(with_default_connect_timeout(url, 5)), application_name_(std::move(application_name)),
       statement_timeout_(statement_timeout) {}
 
 pqxx::connection& DatabaseSession::connection() {

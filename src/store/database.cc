@@ -53,6 +53,15 @@ std::string with_database_name(const std::string& conninfo, const std::string& d
   return conninfo + " dbname=" + quoted + "'";
 }
 
+std::string with_default_connect_timeout(const std::string& conninfo, int seconds) {
+  if (conninfo.find("connect_timeout") != std::string::npos) return conninfo;
+  const std::string setting = "connect_timeout=" + std::to_string(seconds);
+  if (conninfo.rfind("postgresql://", 0) == 0 || conninfo.rfind("postgres://", 0) == 0) {
+    return conninfo + (conninfo.find('?') == std::string::npos ? "?" : "&") + setting;
+  }
+  return setting + " " + conninfo;  // first, so that a later keyword of the caller's still wins
+}
+
 std::string database_url_from_environment() {
   const char* url = std::getenv("QUICK_DATABASE_URL");
   return url != nullptr ? url : "";

@@ -25,6 +25,11 @@ std::size_t LeaseKeeper::held_count() const {
   return held_.size();
 }
 
+bool LeaseKeeper::is_held(const HeldItemPtr& item) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_.count(item.get()) > 0;
+}
+
 std::vector<HeldItemPtr> LeaseKeeper::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<HeldItemPtr> items;
@@ -66,7 +71,8 @@ void LeaseKeeper::run(std::shared_ptr<ConsumerCore> core_owner) {
         add(core.counters.lease_extensions, extended.size());
         const std::set<std::int64_t> kept(extended.begin(), extended.end());
         for (const auto& item : asked) {
-          if (kept.count(item->item.id) == 0 && !item->lease_lost.exchange(true)) {
+          // An item finished (and let go) while the extension ran is not a lost lease.
+          if (kept.count(item->item.id) == 0 && is_held(item) && !item->lease_lost.exchange(true)) {
             log->warn("item {} of tenant {} lost its lease", item->item.id, item->item.tenant);
           }
         }

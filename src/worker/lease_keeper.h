@@ -31,6 +31,7 @@ class LeaseKeeper {
 
  private:
   std::vector<HeldItemPtr> snapshot() const;
+  bool is_held(const HeldItemPtr& item) const;
 
   ConsumerCore& core_;
   mutable std::mutex mutex_;

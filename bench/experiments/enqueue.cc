@@ -1,0 +1,309 @@
+// Experiment 1: enqueue throughput, quick-pg against plain INSERTs into a bare table, on the same
+// server in the same run.
+//
+// Phases (each run by 4 client threads with one connection apiece; 1 = one job per transaction,
+// 100 = 100 jobs per transaction):
+//   plain-1     one-row INSERT per transaction into a bare jobs table (the baseline)
+//   quick-1     quick::enqueue_in, one item per transaction
+//   plain-100   100-row INSERT ... SELECT unnest(...) per transaction (the batch baseline)
+//   quick-100   quick::enqueue_batch_in, 100 items per transaction
+// Each baseline/quick pair alternates in short rounds (A B A B ...) after a warm-up, because the
+// machine is shared and noisy: a quick phase is only ever compared with baselines that ran next
+// to it. Baselines use prepared statements, as an application would.
+// Before the phases every tenant gets one queued item, so that measured enqueues find their
+// zone's pointer (the steady state of a busy queue); otherwise the first enqueue per tenant also
+// creates the pointer, and how many of those a phase sees would depend on its speed.
+// Targets: quick-1 >= 0.8x plain-1, quick-100 >= 0.5x plain-100 (jobs/s over all rounds).
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "quick/database.h"
+#include "quick/producer.h"
+#include "support/bench_database.h"
+#include "support/experiment.h"
+#include "support/load.h"
+
+namespace quick::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kClients = 4;
+constexpr int kBatchSize = 100;
+
+// The baseline: what an application would write without a queue library.
+constexpr const char* kBareTableDdl =
+    "CREATE TABLE bench_jobs ("
+    " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " tenant text NOT NULL,"
+    " job_type text NOT NULL,"
+    " payload jsonb NOT NULL,"
+    " created timestamptz NOT NULL DEFAULT now())";
+constexpr const char* kBareTableDescription =
+    "`bench_jobs(id bigint identity PK, tenant text, job_type text, payload jsonb, created timestamptz default now())`";
+constexpr const char* kPlainInsertOne = "INSERT INTO bench_jobs (tenant, job_type, payload) VALUES ($1, $2, $3::jsonb)";
+constexpr const char* kPlainInsertMany =
+    "INSERT INTO bench_jobs (tenant, job_type, payload) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])";
+
+// Random jobs spread over the tenants, with a small JSON payload. One per client thread.
+class JobSource {
+ public:
+  JobSource(int tenants, unsigned seed) : random_(seed), tenant_(0, tenants - 1) {}
+
+  NewItem next() {
+    NewItem item;
+    item.tenant = tenant_name(tenant_(random_));
+    item.job_type = "send_receipt";
+    item.payload = R"({"order_id": )" + std::to_string(order_id_(random_)) + R"(, "channel": "email", "attempt": 1})";
+    return item;
+  }
+
+  std::vector<NewItem> next_batch(int size) {
+    std::vector<NewItem> items;
+    items.reserve(static_cast<std::size_t>(size));
+    for (int i = 0; i < size; ++i) items.push_back(next());
+    return items;
+  }
+
+ private:
+  std::mt19937_64 random_;
+  std::uniform_int_distribution<int> tenant_;
+  std::uniform_int_distribution<long> order_id_{1, 1'000'000'000};
+};
+
+// {a,b,c} literal of one field of every item, for the unnest() baseline: elements double-quoted,
+// with " and \ escaped.
+std::string array_literal(const std::vector<NewItem>& items, const std::string NewItem::*field) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : items[i].*field) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+void seed_tenants(pqxx::connection& conn, int tenants) {
+  for (int first = 0; first < tenants; first += 1000) {
+    std::vector<NewItem> items;
+    for (int t = first; t < std::min(tenants, first + 1000); ++t) items.push_back(NewItem{tenant_name(t), "seed", "{}", {}, 0, std::nullopt});
+    pqxx::work txn(conn);
+    enqueue_batch_in(txn, items);
+    txn.commit();
+  }
+}
+
+// One transaction of a phase, on the client's own connection.
+using Transaction = std::function<void(pqxx::connection&, JobSource&)>;
+
+struct Phase {
+  std::string name;
+  int jobs_per_txn;
+  Transaction run;
+};
+
+Phase plain_single() {
+  return {"plain-1", 1, [](pqxx::connection& conn, JobSource& jobs) {
+            conn.prepare("plain_one", kPlainInsertOne);  // no-op after the first call
+            const auto item = jobs.next();
+            pqxx::work txn(conn);
+            txn.exec_prepared("plain_one", item.tenant, item.job_type, item.payload);
+            txn.commit();
+          }};
+}
+
+Phase quick_single() {
+  return {"quick-1", 1, [](pqxx::connection& conn, JobSource& jobs) {
+            const auto item = jobs.next();
+            pqxx::work txn(conn);
+            enqueue_in(txn, item);
+            txn.commit();
+          }};
+}
+
+Phase plain_batch() {
+  return {"plain-100", kBatchSize, [](pqxx::connection& conn, JobSource& jobs) {
+            conn.prepare("plain_many", kPlainInsertMany);
+            const auto items = jobs.next_batch(kBatchSize);
+            pqxx::work txn(conn);
+            txn.exec_prepared("plain_many", array_literal(items, &NewItem::tenant),
+                              array_literal(items, &NewItem::job_type), array_literal(items, &NewItem::payload));
+            txn.commit();
+          }};
+}
+
+Phase quick_batch() {
+  return {"quick-100", kBatchSize, [](pqxx::connection& conn, JobSource& jobs) {
+            const auto items = jobs.next_batch(kBatchSize);
+            pqxx::work txn(conn);
+            enqueue_batch_in(txn, items);
+            txn.commit();
+          }};
+}
+
+struct PhaseResult {
+  long transactions = 0;
+  long retries = 0;  // deadlocks / serialization failures (expected: none)
+  double seconds = 0;
+  int jobs_per_txn = 1;
+  double txn_rate() const { return seconds > 0 ? static_cast<double>(transactions) / seconds : 0; }
+  double job_rate() const { return txn_rate() * jobs_per_txn; }
+  void add(const PhaseResult& other) {
+    transactions += other.transactions;
+    retries += other.retries;
+    seconds += other.seconds;
+  }
+};
+
+// The client side of one phase: one connection and one job source per client thread (libpqxx
+// objects are not thread-safe), kept open across the phase's rounds so that prepared statements
+// and caches stay warm between them.
+class Clients {
+ public:
+  Clients(Phase phase, const std::string& url, int tenants, unsigned seed) : phase_(std::move(phase)) {
+    for (int c = 0; c < kClients; ++c) {
+      connections_.push_back(quick::connect(url));
+      jobs_.emplace_back(tenants, seed * 1000 + static_cast<unsigned>(c));
+    }
+  }
+
+  // Runs the phase on every client for `seconds`. Every committed transaction counts, and the
+  // time runs until the last client has finished its last transaction.
+  PhaseResult run_for(double seconds) {
+    std::atomic<long> transactions{0}, retries{0};
+    std::mutex error_mutex;
+    std::string first_error;
+    const auto start = Clock::now();
+    const auto until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    std::vector<std::thread> threads;
+    for (std::size_t c = 0; c < connections_.size(); ++c) {
+      threads.emplace_back([&, c] {
+        try {
+          while (Clock::now() < until) {
+            try {
+              phase_.run(*connections_[c], jobs_[c]);
+              ++transactions;
+            } catch (const pqxx::transaction_rollback&) {
+              ++retries;  // tried again with new jobs
+            }
+          }
+        } catch (const std::exception& e) {
+          // No exception may escape a thread; the first one fails the run after the join.
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (first_error.empty()) first_error = phase_.name + ": " + e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    if (!first_error.empty()) throw std::runtime_error(first_error);
+    return PhaseResult{transactions, retries, std::chrono::duration<double>(Clock::now() - start).count(), phase_.jobs_per_txn};
+  }
+
+  const Phase& phase() const { return phase_; }
+
+ private:
+  Phase phase_;
+  std::vector<std::unique_ptr<pqxx::connection>> connections_;
+  std::vector<JobSource> jobs_;
+};
+
+struct Comparison {
+  std::string name;    // "single", "batch"
+  PhaseResult baseline, candidate;
+  std::vector<double> round_ratios;
+  double ratio() const { return candidate.job_rate() / baseline.job_rate(); }
+};
+
+std::vector<std::string> csv_row(const std::string& comparison, const std::string& round, const std::string& phase,
+                                 const PhaseResult& r, const std::string& ratio) {
+  return {comparison, round, phase, std::to_string(r.jobs_per_txn), std::to_string(r.transactions),
+          std::to_string(r.retries), fixed(r.seconds, 3), fixed(r.job_rate(), 1), fixed(r.txn_rate(), 1), ratio};
+}
+
+// Alternates baseline and candidate in `rounds` slices (A B A B ...), so that the load of a shared
+// machine, which drifts over seconds, weighs on both alike.
+Comparison compare(ExperimentContext& ctx, const std::string& name, Phase baseline, Phase candidate,
+                   const std::string& url, int tenants, double seconds, int rounds, double warmup,
+                   std::vector<std::vector<std::string>>& csv) {
+  Clients base_clients(std::move(baseline), url, tenants, 1);
+  Clients cand_clients(std::move(candidate), url, tenants, 2);
+  base_clients.run_for(warmup);  // prepares statements, warms caches
+  cand_clients.run_for(warmup);
+  Comparison result{name, {0, 0, 0, base_clients.phase().jobs_per_txn}, {0, 0, 0, cand_clients.phase().jobs_per_txn}, {}};
+  for (int round = 1; round <= rounds; ++round) {
+    const auto base = base_clients.run_for(seconds / rounds);
+    const auto cand = cand_clients.run_for(seconds / rounds);
+    result.baseline.add(base);
+    result.candidate.add(cand);
+    result.round_ratios.push_back(cand.job_rate() / base.job_rate());
+    csv.push_back(csv_row(name, std::to_string(round), base_clients.phase().name, base, ""));
+    csv.push_back(csv_row(name, std::to_string(round), cand_clients.phase().name, cand, fixed(result.round_ratios.back(), 3)));
+  }
+  csv.push_back(csv_row(name, "all", base_clients.phase().name, result.baseline, ""));
+  csv.push_back(csv_row(name, "all", cand_clients.phase().name, result.candidate, fixed(result.ratio(), 3)));
+  ctx.progress(base_clients.phase().name + " " + fixed(result.baseline.job_rate(), 0) + " jobs/s, " +
+               cand_clients.phase().name + " " + fixed(result.candidate.job_rate(), 0) + " jobs/s: " +
+               fixed(result.ratio(), 2) + "x");
+  return result;
+}
+
+void run_enqueue(ExperimentContext& ctx) {
+  const int tenants = ctx.size(10000, 1000);
+  const double seconds = ctx.quick ? 1.0 : 5.0;  // measured, per phase, all rounds together
+  const int rounds = ctx.quick ? 2 : 5;
+  const double warmup = ctx.quick ? 0.3 : 1.0;
+
+  ScratchDatabase db(ctx.server_url, "quick_bench_enqueue");
+  db.exec(kBareTableDdl);
+  {
+    auto conn = db.connect();
+    seed_tenants(*conn, tenants);
+  }
+  db.vacuum();
+  ctx.progress(std::to_string(tenants) + " tenants seeded; " + std::to_string(kClients) + " clients, " +
+               fixed(seconds, 0) + " s per phase in " + std::to_string(rounds) + " rounds");
+
+  std::vector<std::vector<std::string>> csv;
+  const auto single = compare(ctx, "single", plain_single(), quick_single(), db.url(), tenants, seconds, rounds, warmup, csv);
+  const auto batch = compare(ctx, "batch", plain_batch(), quick_batch(), db.url(), tenants, seconds, rounds, warmup, csv);
+  ctx.results->write_csv("enqueue.csv", {"comparison", "round", "phase", "jobs_per_txn", "transactions", "retries",
+                                         "seconds", "jobs_per_s", "txn_per_s", "ratio_vs_plain"}, csv);
+
+  std::vector<std::vector<std::string>> table;
+  for (const auto* cmp : {&single, &batch}) {
+    std::string per_round;
+    for (double r : cmp->round_ratios) per_round += (per_round.empty() ? "" : " ") + fixed(r, 2);
+    table.push_back({cmp->name == "single" ? "plain-1" : "plain-100", fixed(cmp->baseline.job_rate(), 0),
+                     fixed(cmp->baseline.txn_rate(), 0), "", "", std::to_string(cmp->baseline.retries)});
+    table.push_back({cmp->name == "single" ? "quick-1" : "quick-100", fixed(cmp->candidate.job_rate(), 0),
+                     fixed(cmp->candidate.txn_rate(), 0), fixed(cmp->ratio(), 2) + "x", per_round,
+                     std::to_string(cmp->candidate.retries)});
+  }
+  ctx.results->add_section(
+      "## Enqueue throughput\n\n" + std::to_string(kClients) + " clients (one connection each), " +
+      std::to_string(tenants) + " tenants chosen at random, each seeded with one queued item first (so enqueues "
+      "find their zone's pointer). Baseline and quick-pg alternate in " + std::to_string(rounds) + " rounds of " +
+      fixed(seconds / rounds, 1) + " s after a " + fixed(warmup, 1) + " s warm-up each. Baseline: the bare table " +
+      kBareTableDescription + " with prepared statements: plain-1 `" + kPlainInsertOne + "`, plain-100 `" +
+      kPlainInsertMany + "`. quick-1: `quick::enqueue_in`; quick-100: `quick::enqueue_batch_in` (100 items).\n\n" +
+      markdown_table({"phase", "jobs/s", "txn/s", "vs plain", "per round", "retries"}, table) +
+      "\n![enqueue](enqueue.png)\n");
+  ctx.results->add_target({"enqueue", "quick-1 / plain-1 jobs/s (1 item per transaction)", single.ratio(), ">= 0.8",
+                           single.ratio() >= 0.8});
+  ctx.results->add_target({"enqueue", "quick-100 / plain-100 jobs/s (100 items per transaction)", batch.ratio(),
+                           ">= 0.5", batch.ratio() >= 0.5});
+}
+
+}  // namespace
+
+QUICK_BENCH_EXPERIMENT(5, "enqueue", "enqueue_in / enqueue_batch_in(100) vs plain one-row / 100-row INSERT, 4 clients",
+                       run_enqueue);
+
+}  // namespace quick::bench

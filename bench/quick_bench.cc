@@ -14,6 +14,8 @@
 
 #include <CLI/CLI.hpp>
 #include <pqxx/pqxx>
+#include <spdlog/cfg/env.h>
+#include <spdlog/spdlog.h>
 
 #include "quick/database.h"
 #include "support/experiment.h"
@@ -74,6 +76,9 @@ std::string describe_environment(const std::string& url, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Consumers log their starts and stops at info: too chatty next to the progress lines.
+  spdlog::set_level(spdlog::level::warn);
+  spdlog::cfg::load_env_levels();
   CLI::App app{"quick_bench: quick-pg against the baseline SKIP LOCKED queue, same server, same run"};
   std::string url = quick::database_url_from_environment();
   std::string out = "bench-results/latest";

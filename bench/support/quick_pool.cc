@@ -42,6 +42,9 @@ ConsumerStats QuickPool::total_stats() const {
     total.pointer_lease_attempts += s.pointer_lease_attempts;
     total.pointer_leases_won += s.pointer_leases_won;
     total.pointer_leases_lost += s.pointer_leases_lost;
+    total.pointer_conflicts_locked += s.pointer_conflicts_locked;
+    total.pointer_conflicts_not_vested += s.pointer_conflicts_not_vested;
+    total.pointer_conflicts_gone += s.pointer_conflicts_gone;
     total.pointers_requeued += s.pointers_requeued;
     total.pointers_parked += s.pointers_parked;
     total.pointers_collected += s.pointers_collected;

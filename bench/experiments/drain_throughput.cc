@@ -30,7 +30,8 @@ struct DrainRun {
 
 ConsumerConfig drain_config(const std::string& url) {
   ConsumerConfig config = bench_consumer_config(url);
-  config.manager.threads = 1;  // one consumer = 4 connections: Scanner, Manager, Acknowledger, LeaseKeeper
+  // One consumer = 4 connections: Scanner, 2 Managers, writer (acknowledgments, lease extensions).
+  config.manager.threads = 2;
   config.worker.threads = 4;
   return config;
 }
@@ -99,7 +100,7 @@ void run_many_tenants(ExperimentContext& ctx) {
                          {"load", "system", "parallelism", "connections", "items", "seconds", "jobs_per_s"}, csv);
   std::string section = "## Throughput, many tenants (drain)\n\n" + std::to_string(tenants) +
                         " tenants, 1-4 no-op items each (" + std::to_string(csv.empty() ? 0 : std::stoll(csv[0][4])) +
-                        " items), drained from a full queue. quick-pg: N consumers, each with 1 Manager and 4 Workers "
+                        " items), drained from a full queue. quick-pg: N consumers, each with 2 Managers and 4 Workers "
                         "(4 connections: Scanner, Manager, Acknowledger, LeaseKeeper). Baseline: N worker connections.\n\n" +
                         markdown_table({"N", "baseline b1 jobs/s", "baseline b10 jobs/s", "quick-pg jobs/s", "vs b1", "vs b10"}, table) +
                         "\n![drain](drain_many_tenants.png)\n";

@@ -9,9 +9,9 @@
 // Reported: throughput, end-to-end latency (vesting = enqueue -> handler start, waited())
 // p50/p99/p99.9/max, and the backlog (items enqueued but not yet done) over time.
 //
-// quick-pg: 4 consumers at the library defaults (2 Managers, 8 Workers, 5 connections each).
-// Baseline: 4 worker connections, batch 1 and batch 10, each at 80% of its own drain rate (same
-// utilization, same load shape).
+// quick-pg: one consumer with 4 connections (Scanner, 2 Managers, writer), 4 Workers: the setup
+// of the drain experiments. Baseline: 4 worker connections, batch 1 and batch 10, each at 80% of
+// its own drain rate (same utilization, same load shape).
 //
 // Targets (quick-pg): end-to-end p99 <= 50 ms; no growing backlog: the backlog when the producers
 // stop is at most 0.5 s worth of arrivals (a system that keeps up holds about latency x rate; one
@@ -211,8 +211,10 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
 
 SteadyRun run_quick(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration) {
   ScratchDatabase db(ctx.server_url, "quick_bench_steady");
-  const ConsumerConfig config = bench_consumer_config(db.url());  // library defaults
-  constexpr int kConsumers = 4;
+  ConsumerConfig config = bench_consumer_config(db.url());  // library defaults, but 4 connections:
+  config.manager.threads = 2;  // Scanner, 2 Managers, writer
+  config.worker.threads = 4;
+  constexpr int kConsumers = 1;
   LatencyRecorder e2e;
   std::atomic<bool> measuring{false};
   QuickPool pool(config, kConsumers, {kJobType}, [&](JobContext& job) {
@@ -336,8 +338,8 @@ void run_steady_state(ExperimentContext& ctx) {
       " producer threads follow a fixed schedule and commit every 5 ms the enqueues due by then in one "
       "transaction (one commit per enqueue would cap the load at this machine's commit rate). Each system first drains a pre-filled queue of the same shape "
       "(its drain rate), then runs at 80% of that rate for " + fixed(duration.count() / 1000.0, 0) +
-      " s with the same consumers. quick-pg: 4 consumers at the library defaults (2 Managers, 8 Workers, 5 "
-      "connections each); baseline: 4 worker connections. End-to-end latency: enqueue (vesting) to handler start, for every item enqueued during the "
+      " s with the same consumers. quick-pg: one consumer, 4 connections (Scanner, 2 "
+      "Managers, writer) and 4 Workers, otherwise library defaults; baseline: 4 worker connections. End-to-end latency: enqueue (vesting) to handler start, for every item enqueued during the "
       "run (after the producers stop, the run waits for the last one). Backlog: items committed by the producers "
       "and not yet done, at the start and at the end of the run, and its growth over the second half (least "
       "squares).\n\n" +

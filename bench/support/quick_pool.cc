@@ -58,7 +58,7 @@ ConsumerStats QuickPool::total_stats() const {
 }
 
 int connections_per_consumer(const ConsumerConfig& config) {
-  return static_cast<int>(config.databases.size()) * (1 + config.manager.threads + 2);
+  return static_cast<int>(config.databases.size()) * (1 + config.manager.threads + 1);
 }
 
 }  // namespace quick::bench

@@ -27,8 +27,8 @@ class QuickPool {
   std::vector<std::unique_ptr<Consumer>> consumers_;
 };
 
-// Database connections one consumer opens with `config` (Scanner, Managers, LeaseKeeper,
-// Acknowledger; Workers connect only for handlers that open a transaction).
+// Database connections one consumer opens with `config` (Scanner, Managers, writer: acknowledgments
+// and lease extensions; Workers connect only for handlers that open a transaction).
 int connections_per_consumer(const ConsumerConfig& config);
 
 }  // namespace quick::bench

@@ -51,15 +51,16 @@ struct ManagerConfig {
   int threads = 2;               // Manager threads. 1..256.
   // Max items dequeued from one zone per visit (pointer lease): the fairness bound ("water
   // filling"). Larger means fewer visits per item for big zones. 1..10000.
-  int dequeue_max = 32;
+  int dequeue_max = 100;
   // Pointer lease duration: the longest a Manager may hold its zones in one visit. A visit is one
   // transaction whose row locks are the lease; past p_duration Postgres cancels it and the zones
   // are free at once. 100ms..10min.
   Millis p_duration{2000};
   Millis min_inactive{60000};    // an empty zone's pointer is deleted after this long idle. 0..1d.
-  // Zones handled by one Manager in one statement (Postgres cost is per statement and commit,
-  // so pointers are leased, dequeued and settled in batches). 1..1000.
-  int pointers_per_batch = 16;
+  // Zones handled by one Manager in one visit (one statement and commit: Postgres' cost is per
+  // statement, so zones are visited in batches). The in-order Scanner takes at least this many of
+  // the oldest pointers per scan. 1..1000.
+  int pointers_per_batch = 100;
 };
 
 // Algorithm 3: the Workers.

@@ -21,7 +21,7 @@ class Error : public std::runtime_error {
 // An argument was rejected. The message names the argument and what was wrong with it. Nothing
 // was written: when raised by a function acting inside a caller's transaction, it was raised
 // before any statement ran, unless the database itself rejected the value (e.g. a payload over
-// quick.settings.max_payload_bytes), in which case Postgres aborts that transaction as usual.
+// the setting quick.max_payload_bytes), in which case Postgres aborts that transaction as usual.
 class InvalidArgument : public Error {
  public:
   using Error::Error;

@@ -61,7 +61,6 @@ class Consumer::Impl {
                config.databases.size(), config.manager.threads, config.worker.threads);
     auto core = core_;
     background_.emplace_back([core] { worker::run_acknowledger(core); });
-    background_.emplace_back([core] { core->lease_keeper->run(core); });
     for (int i = 0; i < config.worker.threads; ++i) workers_.emplace_back([core, i] { worker::run_worker(core, i); });
     for (int i = 0; i < config.manager.threads; ++i) managers_.emplace_back([core, i] { manager::run_manager(core, i); });
     scanner_ = std::thread([core] { scanner::run_scanner(core); });

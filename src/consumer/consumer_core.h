@@ -34,6 +34,11 @@ struct DatabaseRuntime {
   DatabaseConfig config;
   // Written by the Scanner's election, read by stats().
   std::atomic<bool> in_order_role{false};
+  // Visits of this database in a row that found every one of their pointers taken by other
+  // consumers (0 after a visit that won one). The Scanner backs off accordingly, doubling up to
+  // idle_poll_interval, instead of racing them for the same few pointers: on a lightly loaded
+  // queue every consumer peeks the same ones. Written by Managers, read by the Scanner.
+  std::atomic<int> visits_lost_in_a_row{0};
 
   // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
   // them out of its selections (Algorithm 1, line 7).

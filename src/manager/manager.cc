@@ -93,6 +93,9 @@ void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const c
                                               core.config.worker.item_lease_duration, manager.min_inactive,
                                               saturated_job_types(core));
   count_visit(core, batch, visit);
+  auto& lost_in_a_row = core.databases[static_cast<std::size_t>(batch.database)]->visits_lost_in_a_row;
+  if (!visit.zones.empty()) lost_in_a_row.store(0);
+  else if (!batch.tenants.empty()) lost_in_a_row.fetch_add(1);
   hand_to_workers(core, batch.database, std::move(visit.items));
 }
 

@@ -149,6 +149,12 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     for (int index : order) {
       auto& db = *databases[static_cast<std::size_t>(index)];
       int processed = 0;
+      if (const int lost = db.runtime->visits_lost_in_a_row.load(); lost > 0) {
+        // Our last visits here lost every pointer to other consumers: back off, so that on a
+        // quiet queue one consumer takes the trickle instead of all of them racing for it.
+        const auto base = std::max(std::chrono::milliseconds(1), scanner.idle_poll_interval / 4);
+        core.stop_scanning.wait_for(std::min(scanner.idle_poll_interval, base * (1 << std::min(lost - 1, 6))));
+      }
       while (processed < scanner.processing_bound && wait_for_room(core, databases, *log)) {
         try {
           const ScanOutcome outcome = scan_once(core, db, index, random);

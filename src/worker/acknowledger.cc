@@ -6,6 +6,7 @@
 #include "consumer/loop_errors.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
+#include "worker/lease_keeper.h"
 
 namespace quick::worker {
 namespace {
@@ -54,7 +55,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<util::RetryDelay> retry_delays;
   std::vector<PendingBatch> pending(core.databases.size());
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/acker");
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer");
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
 
@@ -100,6 +101,19 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
                        (stopping || now - batch.oldest >= worker.ack_interval ||
                         batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
       if (due) flush(db);
+    }
+    // The other writes of this thread: lease extensions of the items held (LeaseKeeper), every
+    // lease_extend_interval, while there may be items to keep.
+    if (!final_round && core.lease_keeper->due()) {
+      core.lease_keeper->start_round();
+      for (std::size_t db = 0; db < sessions.size(); ++db) {
+        try {
+          core.lease_keeper->extend(static_cast<int>(db), sessions[db].connection());
+        } catch (...) {
+          consumer::handle_loop_error(core, *log, "lease extension", core.databases[db]->config.name, &sessions[db],
+                                      retry_delays[db], core.stop_background);
+        }
+      }
     }
     if (final_round) break;
     if (stopping && core.ack_queue.size() == 0) {

@@ -4,13 +4,21 @@
 // handler is asked to stop. A running item past its execution_bound is no longer extended, so its
 // lease runs out and the item is retried even if the handler never returns.
 //
-// Thread safety: hold()/let_go()/held_count() from any thread; run() on its own thread.
+// It has no thread or connection of its own: the Acknowledger's thread, which writes to each
+// database anyway, calls extend() when due(). That keeps a consumer at one writer connection per
+// database besides its Scanner and Managers.
+//
+// Thread safety: hold()/let_go()/held_count() from any thread; due()/extend() from the
+// Acknowledger's thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "consumer/held_item.h"
 
@@ -20,14 +28,19 @@ struct ConsumerCore;
 
 class LeaseKeeper {
  public:
-  explicit LeaseKeeper(ConsumerCore& core) : core_(core) {}
+  explicit LeaseKeeper(ConsumerCore& core);
 
   void hold(const std::vector<HeldItemPtr>& items);
   void let_go(const HeldItemPtr& item);
   std::size_t held_count() const;
 
-  // The thread body: until core.stop_background. Never throws.
-  void run(std::shared_ptr<ConsumerCore> core_owner);
+  // Whether lease_extend_interval has passed since the last extension round began.
+  bool due() const;
+  // Marks the start of an extension round (call once per round, before extend()).
+  void start_round();
+  // Extends the leases of the items of `database` in one statement; flags the lost ones.
+  // Throws on database errors (the caller classifies them and retries next round).
+  void extend(int database, pqxx::connection& conn);
 
  private:
   std::vector<HeldItemPtr> snapshot() const;
@@ -36,6 +49,7 @@ class LeaseKeeper {
   ConsumerCore& core_;
   mutable std::mutex mutex_;
   std::unordered_map<const HeldItem*, HeldItemPtr> held_;  // guarded by mutex_
+  std::chrono::steady_clock::time_point next_round_;        // Acknowledger's thread only
 };
 
 }  // namespace quick::consumer

@@ -32,6 +32,10 @@ TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
     auto config = fast_config(url(), "at-least-once-" + std::to_string(c));
     config.worker.item_lease_duration = seconds(30);  // no lease may expire: runs must not double
     config.worker.threads = 3;
+    // Small visits, so that the work is spread over many visits the consumers compete for (at the
+    // defaults one visit could take all 57 zones and all 400 items).
+    config.manager.pointers_per_batch = 4;
+    config.manager.dequeue_max = 4;
     auto consumer = std::make_unique<Consumer>(config);
     consumer->handle("record", [&runs](JobContext& job) {
       runs.record(job.item().id);

@@ -38,6 +38,13 @@ class ValidationTest : public DatabaseTest {
   }
   pqxx::connection& conn() { return *conn_; }
 
+  // For new connections (ALTER DATABASE) and for this test's own, already open, one (SET).
+  void set_max_payload_bytes(int bytes) {
+    query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = " + std::to_string(bytes));
+    pqxx::nontransaction session(conn());
+    session.exec("SET quick.max_payload_bytes = " + std::to_string(bytes));
+  }
+
   int items() { return query_value<int>("SELECT count(*) FROM quick.items"); }
   int pointers() { return query_value<int>("SELECT count(*) FROM quick.pointers"); }
 
@@ -185,7 +192,7 @@ TEST_F(ValidationTest, LengthLimitsCountCharactersNotBytes) {
 }
 
 TEST_F(ValidationTest, PayloadOverTheConfiguredMaximumIsRejectedByTheDatabaseAndNothingIsWritten) {
-  query("UPDATE quick.settings SET max_payload_bytes = 100");
+  set_max_payload_bytes(100);
   const std::string small = R"({"ok":true})";
   const std::string big = "{\"data\":\"" + std::string(300, 'x') + "\"}";
   {
@@ -318,7 +325,7 @@ TEST_F(ValidationTest, SqlEnqueueRejectsBadArgumentsNamingThem) {
   expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', '{}', '0', 0, repeat('c', 201))", "22023",
                       "client_item_id");
   expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', '{bad')", "22P02", "json");
-  query("UPDATE quick.settings SET max_payload_bytes = 50");
+  set_max_payload_bytes(50);
   expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', jsonb_build_object('x', repeat('x', 100)))",
                       "22023", "max_payload_bytes");
   EXPECT_EQ(items(), 0);

@@ -13,8 +13,11 @@
 // GC's lease, has been inactive for an hour, and its zone is empty.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,6 +202,32 @@ std::string settle_sql(const std::string& tenant, const std::string& lease_expre
 }
 std::string enqueue_sql(const std::string& tenant) {
   return "SELECT item_id FROM quick.enqueue(" + sql_literal(tenant) + ", 'race')";
+}
+// The C++ producer's fast path (sql/queries/enqueue_into_existing_zone.sql, the very file the
+// library embeds) with its parameters spelled as literals. It returns no row when the tenant has
+// no pointer; the producer then calls quick.enqueue (fast_path_fallback).
+std::string fast_path_enqueue_sql(const std::string& tenant) {
+  const auto file = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "sql" /
+                    "queries" / "enqueue_into_existing_zone.sql";
+  std::ifstream in(file);
+  EXPECT_TRUE(in) << "cannot read " << file;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string sql = text.str();
+  const std::vector<std::pair<std::string, std::string>> parameters = {
+      {"$1", sql_literal(tenant)}, {"$2", "'race'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}};
+  for (const auto& [name, literal] : parameters) {
+    for (auto at = sql.find(name); at != std::string::npos; at = sql.find(name, at + literal.size())) {
+      sql.replace(at, name.size(), literal);
+    }
+  }
+  return sql;
+}
+testing::Step fast_path_fallback(const std::string& tenant, const std::string& label) {
+  return dynamic_step(label, [tenant](const RunView& view) -> std::optional<std::string> {
+    if (view.previous().row_count() > 0) return std::nullopt;
+    return enqueue_sql(tenant);
+  });
 }
 // The application's own work in the same transaction (it also takes an RR/SER snapshot).
 std::string app_statement(const std::string& tenant) {
@@ -416,6 +445,38 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
     expect_protocol_kept(result, 35);
   }
 
+  // (c') The same race with the C++ producer's fast path in place of quick.enqueue: one statement
+  // locking the existing pointer FOR KEY SHARE and inserting the item, or, when it finds no
+  // pointer (the GC deleted it), quick.enqueue.
+  void check_producer_fast_path(Isolation isolation) {
+    const auto result = enumerate(
+        2, "c-fast-" + short_name(isolation), LeaseState::kLive,
+        [isolation](const std::string& tenant) {
+          return std::vector<SessionScript>{
+              {"E",
+               {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
+                                               app_statement(tenant)),
+                fixed_step("E2:fast-path", fast_path_enqueue_sql(tenant)),
+                fast_path_fallback(tenant, "E3:quick.enqueue?"), fixed_step("E4:commit", "COMMIT")}},
+              {"G",
+               {fixed_step("G1:begin", "BEGIN"),
+                fixed_step("G2:settle", settle_sql(tenant, gc_lease(tenant))),
+                fixed_step("G3:commit", "COMMIT")}}};
+        },
+        [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
+          std::vector<std::string> problems;
+          if (run.at(1, 1).ok()) stats.note("G " + run.at(1, 1).value().value_or("(none)"));
+          if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to quick.enqueue");
+          if (run.failure(1) != nullptr) problems.push_back("settle failed: " + run.failure(1)->error);
+          const bool collected = action_is(run.at(1, 1), "collected") && run.at(1, 2).ok();
+          check_enqueuer(problems, tenant, run, isolation, collected);
+          return problems;
+        });
+    report(result, "producer fast path in E(" + short_name(isolation) + ", after an app statement) x "
+                   "quick.settle_pointers in G(RC)");
+    expect_protocol_kept(result, 35);
+  }
+
   // (d) Three sessions on one pointer whose GC lease has run out: E enqueues; C leases the
   // pointer again and settles it (collecting it when the zone is empty); G settles with its stale
   // lease.
@@ -526,6 +587,16 @@ TEST_F(EnqueueGcRaceTest, SerializableCallerOfQuickEnqueueAbortsOnlyWhenSettlePo
 }
 
 // (d) Enqueue x consumer lease/settle x GC with a stale lease.
+
+TEST_F(EnqueueGcRaceTest, ReadCommittedProducerFastPathRacingSettlePointersNeverOrphansNorAborts) {
+  check_producer_fast_path(Isolation::kReadCommitted);
+}
+TEST_F(EnqueueGcRaceTest, RepeatableReadProducerFastPathAbortsOnlyWhenSettlePointersCollected) {
+  check_producer_fast_path(Isolation::kRepeatableRead);
+}
+TEST_F(EnqueueGcRaceTest, SerializableProducerFastPathAbortsOnlyWhenSettlePointersCollected) {
+  check_producer_fast_path(Isolation::kSerializable);
+}
 
 TEST_F(EnqueueGcRaceTest, ReadCommittedEnqueueConsumerAndGcNeverOrphanAZoneNorHangInAnyInterleaving) {
   check_three_way(Isolation::kReadCommitted);

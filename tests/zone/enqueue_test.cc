@@ -380,8 +380,8 @@ TEST_F(EnqueueTest, BatchWithOneInvalidItemInsertsNothingAndNamesTheItem) {
 }
 
 TEST_F(EnqueueTest, BatchRejectedByTheDatabaseInsertsNothing) {
-  query("UPDATE quick.settings SET max_payload_bytes = 64");
-  auto conn = connect();
+  query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = 64");
+  auto conn = connect();  // a new connection: it reads the database's setting
   {
     pqxx::work txn(*conn);
     try {

@@ -66,8 +66,8 @@ bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDataba
 // busy for two rounds. The Scanner leaves them out (Algorithm 1, line 7: pointers "already being
 // processed by this consumer"); such a zone is visited again once its buffer runs low, before
 // the Workers run dry.
-bool busy_zone(const ConsumerCore& core, const std::vector<std::string>& well_stocked,
-               const consumer::DatabaseRuntime& runtime, const std::string& tenant) {
+bool busy_zone(const std::vector<std::string>& well_stocked, const consumer::DatabaseRuntime& runtime,
+               const std::string& tenant) {
   return runtime.is_in_progress(tenant) ||
          std::find(well_stocked.begin(), well_stocked.end(), tenant) != well_stocked.end();
 }
@@ -96,7 +96,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   std::vector<std::string> candidates;
   candidates.reserve(peeked.size());
   for (const auto& pointer : peeked) {
-    if (!busy_zone(core, well_stocked, *db.runtime, pointer.tenant)) candidates.push_back(pointer.tenant);
+    if (!busy_zone(well_stocked, *db.runtime, pointer.tenant)) candidates.push_back(pointer.tenant);
   }
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);

@@ -3,7 +3,10 @@
 // 1,000 tenants enqueue single no-op items, each tenant at its own rate:
 //   uniform: every tenant the same rate;
 //   skewed:  rates drawn from a Pareto distribution with alpha = log4(5) ~ 1.161 (the paper's),
-// with the same total: 60% of what this consumer drains from a pre-filled queue, measured first.
+// with the same total: 25% of what this consumer drains from a pre-filled queue, measured first.
+// Not more: the drain rate has the cores to itself, while here the producer, the pull requests
+// and the consumer share them, and a queue run past what it sustains measures its backlog, not
+// its order of service (at 60% the backlog grew: see docs/benchmarks.md, steady state).
 // Reported, per load: pointer pickup latency (a zone's pointer vesting -> its visit; the
 // consumer's own histogram, 4% buckets) and item latency (enqueue -> handler start, waited(),
 // exact) p50/p99/p99.9; per tenant, its rate and its items' latency. One more line runs the
@@ -38,7 +41,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr const char* kJobType = "noop";
-constexpr double kLoadFraction = 0.6;  // of the consumer's measured drain rate
+constexpr double kLoadFraction = 0.25;  // of the consumer's measured drain rate
 constexpr milliseconds kTick{10};
 
 
@@ -335,7 +338,7 @@ void run_fairness(ExperimentContext& ctx) {
   ctx.results->add_section(
       "## Fairness, uniform vs skewed load (paper Figures 5 and 6)\n\n" + std::to_string(tenants) +
       " tenants enqueue single no-op items (Poisson arrivals) at " + fixed(total, 0) +
-      " items/s in all, 60% of what one consumer with `manager.dequeue_max` = 1 drains from a full queue (" +
+      " items/s in all, " + fixed(kLoadFraction * 100, 0) + "% of what one consumer with `manager.dequeue_max` = 1 drains from a full queue (" +
       fixed(capacity, 0) + " items/s, measured first); uniform: every tenant " + fixed(total / tenants, 2) +
       " items/s; skewed: Pareto rates with alpha = log4(5), the busiest tenant " + fixed(top_rate, 1) + " items/s. " +
       fixed(duration.count() / 1000.0, 0) +

@@ -894,16 +894,25 @@ BEGIN
         RETURN 0;
     END IF;
     -- Requests another applier is working on right now are skipped, so appliers never wait.
+    -- Every pointer is reached by one index lookup per tenant (LATERAL), and requests by their
+    -- ctid: a join would read the whole pointer table, which under constant leases is large.
     WITH requests AS MATERIALIZED (
         SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r
          LIMIT max_requests FOR UPDATE SKIP LOCKED),
-    wanted AS (
+    wanted AS MATERIALIZED (
         SELECT r.tenant, min(r.vesting_time) AS vesting_time FROM requests r GROUP BY r.tenant),
     free AS MATERIALIZED (
         SELECT p.tenant, p.lease_id, w.vesting_time AS wanted_vesting
-          FROM quick.pointers p JOIN wanted w ON w.tenant = p.tenant
-         ORDER BY p.tenant
-           FOR NO KEY UPDATE OF p SKIP LOCKED),
+          FROM (SELECT * FROM wanted ORDER BY tenant) w
+         CROSS JOIN LATERAL (
+               SELECT p.tenant, p.lease_id FROM quick.pointers p
+                WHERE p.tenant = w.tenant
+                  FOR NO KEY UPDATE SKIP LOCKED) p),
+    gone AS MATERIALIZED (
+        SELECT w.tenant FROM wanted w
+          LEFT JOIN LATERAL (SELECT true AS found FROM quick.pointers p
+                              WHERE p.tenant = w.tenant LIMIT 1) e ON true
+         WHERE e.found IS NULL),
     pulled_pointers AS (
         UPDATE quick.pointers p SET vesting_time = f.wanted_vesting
           FROM free f
@@ -912,10 +921,10 @@ BEGIN
     done AS (
         -- Requests are finished when applied, when a lease holder will settle the pointer, or when
         -- the pointer is gone; requests for pointers locked right now stay for the next round.
-        DELETE FROM quick.pointer_pulls r USING requests q
-         WHERE r.ctid = q.request
-           AND (q.tenant IN (SELECT f.tenant FROM free f)
-                OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant))
+        DELETE FROM quick.pointer_pulls r
+         WHERE r.ctid = ANY (ARRAY(SELECT q.request FROM requests q
+                                    WHERE q.tenant IN (SELECT f.tenant FROM free f)
+                                       OR q.tenant IN (SELECT g.tenant FROM gone g)))
         RETURNING 1)
     SELECT count(*) INTO pulled FROM pulled_pointers;
     RETURN pulled;

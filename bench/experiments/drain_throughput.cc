@@ -101,7 +101,7 @@ void run_many_tenants(ExperimentContext& ctx) {
   std::string section = "## Throughput, many tenants (drain)\n\n" + std::to_string(tenants) +
                         " tenants, 1-4 no-op items each (" + std::to_string(csv.empty() ? 0 : std::stoll(csv[0][4])) +
                         " items), drained from a full queue. quick-pg: N consumers, each with 2 Managers and 4 Workers "
-                        "(4 connections: Scanner, Manager, Acknowledger, LeaseKeeper). Baseline: N worker connections.\n\n" +
+                        "(4 connections: Scanner, 2 Managers, writer). Baseline: N worker connections.\n\n" +
                         markdown_table({"N", "baseline b1 jobs/s", "baseline b10 jobs/s", "quick-pg jobs/s", "vs b1", "vs b10"}, table) +
                         "\n![drain](drain_many_tenants.png)\n";
   ctx.results->add_section(section);

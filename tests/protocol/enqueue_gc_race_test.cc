@@ -200,6 +200,12 @@ std::string settle_sql(const std::string& tenant, const std::string& lease_expre
   return "SELECT action FROM quick.settle_pointers(ARRAY[" + sql_literal(tenant) + "], ARRAY[" +
          lease_expression + "], ARRAY[false], interval '0')";
 }
+// G: quick.settle_pointers with the GC's lease, in its own READ COMMITTED transaction.
+SessionScript settle_session(const std::string& tenant) {
+  return {"G",
+          {fixed_step("G1:begin", "BEGIN"), fixed_step("G2:settle", settle_sql(tenant, gc_lease(tenant))),
+           fixed_step("G3:commit", "COMMIT")}};
+}
 std::string enqueue_sql(const std::string& tenant) {
   return "SELECT item_id FROM quick.enqueue(" + sql_literal(tenant) + ", 'race')";
 }
@@ -412,6 +418,17 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
     expect_orphans_seen(read_first);
   }
 
+  // The checks of a two-session run E (enqueue) x G (settle_session).
+  std::vector<std::string> check_enqueue_against_settle(const std::string& tenant, const RunResult& run,
+                                                        Isolation isolation, EnumerationStats& stats) {
+    std::vector<std::string> problems;
+    if (run.at(1, 1).ok()) stats.note("G " + run.at(1, 1).value().value_or("(none)"));
+    if (run.failure(1) != nullptr) problems.push_back("settle failed: " + run.failure(1)->error);
+    const bool collected = action_is(run.at(1, 1), "collected") && run.at(1, 2).ok();
+    check_enqueuer(problems, tenant, run, isolation, collected);
+    return problems;
+  }
+
   // (c) quick.enqueue after an application statement, racing quick.settle_pointers collecting
   // the leased, inactive, empty zone (min_inactive 0).
   void check_real_functions(Isolation isolation) {
@@ -423,18 +440,11 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                {fixed_step("E1:begin", "BEGIN ISOLATION LEVEL " + sql_name(isolation)),
                 fixed_step("E2:app", app_statement(tenant)),
                 fixed_step("E3:enqueue", enqueue_sql(tenant)), fixed_step("E4:commit", "COMMIT")}},
-              {"G",
-               {fixed_step("G1:begin", "BEGIN"),
-                fixed_step("G2:settle", settle_sql(tenant, gc_lease(tenant))),
-                fixed_step("G3:commit", "COMMIT")}}};
+              settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
-          std::vector<std::string> problems;
-          if (run.at(1, 1).ok()) stats.note("G " + run.at(1, 1).value().value_or("(none)"));
           if (run.at(0, 2).blocked) stats.note("E enqueue blocked");
-          if (run.failure(1) != nullptr) problems.push_back("settle failed: " + run.failure(1)->error);
-          const bool collected = action_is(run.at(1, 1), "collected") && run.at(1, 2).ok();
-          check_enqueuer(problems, tenant, run, isolation, collected);
+          auto problems = check_enqueue_against_settle(tenant, run, isolation, stats);
           if (run.failure(0) == nullptr && app_rows(tenant) != 1) {
             problems.push_back("a committed transaction lost its application row");
           }
@@ -458,19 +468,11 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                                                app_statement(tenant)),
                 fixed_step("E2:fast-path", fast_path_enqueue_sql(tenant)),
                 fast_path_fallback(tenant, "E3:quick.enqueue?"), fixed_step("E4:commit", "COMMIT")}},
-              {"G",
-               {fixed_step("G1:begin", "BEGIN"),
-                fixed_step("G2:settle", settle_sql(tenant, gc_lease(tenant))),
-                fixed_step("G3:commit", "COMMIT")}}};
+              settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
-          std::vector<std::string> problems;
-          if (run.at(1, 1).ok()) stats.note("G " + run.at(1, 1).value().value_or("(none)"));
           if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to quick.enqueue");
-          if (run.failure(1) != nullptr) problems.push_back("settle failed: " + run.failure(1)->error);
-          const bool collected = action_is(run.at(1, 1), "collected") && run.at(1, 2).ok();
-          check_enqueuer(problems, tenant, run, isolation, collected);
-          return problems;
+          return check_enqueue_against_settle(tenant, run, isolation, stats);
         });
     report(result, "producer fast path in E(" + short_name(isolation) + ", after an app statement) x "
                    "quick.settle_pointers in G(RC)");
@@ -497,10 +499,7 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                   if (!lease) return std::nullopt;
                   return settle_sql(tenant, sql_literal(*lease) + "::uuid");
                 })}},
-              {"G",
-               {fixed_step("G1:begin", "BEGIN"),
-                fixed_step("G2:settle", settle_sql(tenant, gc_lease(tenant))),
-                fixed_step("G3:commit", "COMMIT")}}};
+              settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
           std::vector<std::string> problems;

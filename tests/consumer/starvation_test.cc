@@ -102,14 +102,19 @@ class StarvationTest : public testing::DatabaseTest {
   }
 };
 
-// With selection_frac 0.001 each scan takes one of the 1000 peeked pointers. The in-order
-// Scanner takes the oldest each time, so the earliest-enqueued zones are the first served.
+// With selection_frac 0.001 each random scan takes one of the 1000 peeked pointers. The in-order
+// Scanner takes the oldest instead (a visit's worth, pointers_per_batch of them), so the
+// earliest-enqueued zones are the first served. One Manager, so that visits finish in the order
+// the Scanner dispatched them: with two, the second-oldest visit can hand its items to the
+// Workers first, and completion order would measure that race rather than the selection.
 TEST_F(StarvationTest, InOrderScannerServesTheOldestPointersFirstAtATinySelectionFraction) {
   enqueue_one_item_per_tenant();
   ConsumerConfig config = base_config();
   config.scanner.selection_frac = 0.001;
   config.scanner.peek_max = 1000;
   config.scanner.in_order_election = true;
+  config.manager.threads = 1;
+  config.manager.pointers_per_batch = kOldest;
   config.worker.threads = 2;
   Progress progress;
   const auto start = Clock::now();
@@ -226,17 +231,30 @@ TEST_F(StarvationTest, ARoleWhoseHolderDiedMovesToALiveConsumerOnceItsLeaseRunsO
   }
   ASSERT_TRUE(eventually([&] { return role_holders(consumers).size() == 1; }, 10s));
 
-  query("UPDATE quick.consumer_roles SET holder = 'crashed-consumer', expires_at = now() + interval '1 second' "
-        "WHERE role = 'in_order_scanner'");
+  const std::string dead_lease_end =
+      query_value<std::string>("UPDATE quick.consumer_roles SET holder = 'crashed-consumer', "
+                               "expires_at = now() + interval '1 second' WHERE role = 'in_order_scanner' "
+                               "RETURNING expires_at::text");
   const auto crashed_at = Clock::now();
-  // Until the dead holder's lease runs out, the role stays with it.
-  while (query_value<bool>("SELECT expires_at > now() + interval '50 milliseconds' FROM quick.consumer_roles "
-                           "WHERE role = 'in_order_scanner'")) {
-    EXPECT_EQ(query_value<std::string>("SELECT holder FROM quick.consumer_roles WHERE role = 'in_order_scanner'"),
-              "crashed-consumer");
-    const auto since = Clock::now() - crashed_at;
-    if (since > 700ms) {  // every live consumer has renewed (every 333 ms) and seen the other holder
-      EXPECT_TRUE(role_holders(consumers).empty()) << "a consumer acts in order while another holds the role";
+  // Until the dead holder's lease runs out, the role stays with it. The deadline is the dead
+  // lease's own end, not the row's current expiry: once a live consumer has taken the role the
+  // row's expiry keeps moving, and a loop on it would never end if this thread, slowed by a busy
+  // machine, missed the last 50 ms of the dead lease.
+  // Holder and time come from one statement, and the consumers' own view is sampled before it,
+  // so a slow test thread never compares a later holder with an earlier clock.
+  const std::string holder_before_dead_lease_end =
+      "SELECT holder, now() < '" + dead_lease_end + "'::timestamptz - interval '50 milliseconds' "
+      "FROM quick.consumer_roles WHERE role = 'in_order_scanner'";
+  while (true) {
+    // After 700 ms every live consumer has renewed (every 333 ms) and seen the other holder.
+    const bool settled = Clock::now() - crashed_at > 700ms;
+    const auto acting_in_order = role_holders(consumers);
+    const pqxx::result role = query(holder_before_dead_lease_end);
+    ASSERT_EQ(role.size(), 1u) << "the role row disappeared";
+    if (!role[0][1].as<bool>()) break;
+    EXPECT_EQ(role[0][0].as<std::string>(), "crashed-consumer");
+    if (settled) {
+      EXPECT_TRUE(acting_in_order.empty()) << "a consumer acts in order while another holds the role";
     }
     std::this_thread::sleep_for(20ms);
   }

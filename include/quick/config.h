@@ -42,6 +42,13 @@ struct ScannerConfig {
   // The in-order role's lease: renewed every third of it; a dead holder's role moves to another
   // consumer within this time. Range 1s..10min. Default 5s.
   Millis in_order_lease_duration{5000};
+  // Tenant partitioning between consumers (src/scanner/tenant_partition.h): each live consumer
+  // of a database owns a share of its tenants; a Scanner takes its own vested pointers at once and
+  // other consumers' once they have been vested this long. Keeps consumers from racing for the
+  // same few pointers on a lightly loaded queue. 0 turns partitioning off (every Scanner selects
+  // from all pointers, as in the paper). Range 0..10min. Default 50ms. Membership is a lease of
+  // in_order_lease_duration in quick.consumer_roles (role 'member:<consumer_id>').
+  Millis partition_grace{50};
   // Pull requests (earlier items enqueued into parked zones) applied per scan. >= 1.
   int pulls_per_scan = 10000;
 };

@@ -22,6 +22,7 @@ struct ConsumerStats {
   std::uint64_t pointers_selected = 0;   // handed to Managers
   std::uint64_t in_order_scans = 0;      // scans done as the in-order Scanner
   std::uint64_t pulls_applied = 0;       // parked pointers pulled earlier
+  std::uint64_t pointers_left_to_owners = 0;  // vested pointers left to the live consumer owning them
   // Managers
   std::uint64_t pointer_lease_attempts = 0;
   std::uint64_t pointer_leases_won = 0;
@@ -57,6 +58,7 @@ struct ConsumerStats {
   std::uint64_t items_buffered = 0;   // waiting for a Worker
   std::uint64_t items_running = 0;
   bool in_order_role = false;         // holds the in-order role for at least one database
+  std::uint64_t live_consumers = 1;   // consumers sharing its tenants (itself included; max over databases)
 
   std::string to_string() const;  // one line per group, for logs and `quick worker`
 };

@@ -243,7 +243,7 @@ ScannerConfig read_scanner(const YAML::Node& node) {
   const Section section(
       node, "scanner",
       {"peek_max", "selection_frac", "selection_max", "processing_bound", "idle_poll_interval",
-       "in_order_election", "in_order_lease_duration", "pulls_per_scan"});
+       "in_order_election", "in_order_lease_duration", "partition_grace", "pulls_per_scan"});
   ScannerConfig scanner;
   section.read("peek_max", scanner.peek_max);
   section.read("selection_frac", scanner.selection_frac);
@@ -252,6 +252,7 @@ ScannerConfig read_scanner(const YAML::Node& node) {
   section.read("idle_poll_interval", scanner.idle_poll_interval);
   section.read("in_order_election", scanner.in_order_election);
   section.read("in_order_lease_duration", scanner.in_order_lease_duration);
+  section.read("partition_grace", scanner.partition_grace);
   section.read("pulls_per_scan", scanner.pulls_per_scan);
   return scanner;
 }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -122,7 +123,10 @@ class Consumer::Impl {
     stats.items_buffered = core.work_queue.buffered();
     const auto held = core.work_queue.held();
     stats.items_running = held > stats.items_buffered ? held - stats.items_buffered : 0;
-    for (const auto& db : core.databases) stats.in_order_role = stats.in_order_role || db->in_order_role.load();
+    for (const auto& db : core.databases) {
+      stats.in_order_role = stats.in_order_role || db->in_order_role.load();
+      stats.live_consumers = std::max<std::uint64_t>(stats.live_consumers, static_cast<std::uint64_t>(db->live_consumers.load()));
+    }
     return stats;
   }
 

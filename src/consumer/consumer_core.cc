@@ -11,12 +11,25 @@ void DatabaseRuntime::mark_in_progress(const std::vector<std::string>& tenants) 
 
 void DatabaseRuntime::unmark_in_progress(const std::vector<std::string>& tenants) {
   std::lock_guard<std::mutex> lock(in_progress_mutex_);
-  for (const auto& tenant : tenants) in_progress_.erase(tenant);
+  for (const auto& tenant : tenants) {
+    in_progress_.erase(tenant);
+    settled_since_peek_.insert(tenant);
+  }
+}
+
+void DatabaseRuntime::begin_peek() {
+  std::lock_guard<std::mutex> lock(in_progress_mutex_);
+  settled_since_peek_.clear();
 }
 
 bool DatabaseRuntime::is_in_progress(const std::string& tenant) const {
   std::lock_guard<std::mutex> lock(in_progress_mutex_);
   return in_progress_.count(tenant) > 0;
+}
+
+bool DatabaseRuntime::settled_since_peek(const std::string& tenant) const {
+  std::lock_guard<std::mutex> lock(in_progress_mutex_);
+  return settled_since_peek_.count(tenant) > 0;
 }
 
 void ConsumerCore::notify_visit_finished() {

@@ -39,16 +39,25 @@ struct DatabaseRuntime {
   // idle_poll_interval, instead of racing them for the same few pointers: on a lightly loaded
   // queue every consumer peeks the same ones. Written by Managers, read by the Scanner.
   std::atomic<int> visits_lost_in_a_row{0};
+  // Live consumers of this database (itself included), as the Scanner's membership last read it.
+  std::atomic<int> live_consumers{1};
 
   // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
   // them out of its selections (Algorithm 1, line 7).
   void mark_in_progress(const std::vector<std::string>& tenants);
   void unmark_in_progress(const std::vector<std::string>& tenants);
+  // Also left out: zones whose visit ended after the current peek began. The peek's snapshot may
+  // predate that visit's commit and show the pointer vested although the visit has just requeued
+  // it; selecting it again would lose the lease to ourselves. The Scanner calls begin_peek()
+  // right before each peek.
+  void begin_peek();
   bool is_in_progress(const std::string& tenant) const;
+  bool settled_since_peek(const std::string& tenant) const;
 
  private:
   mutable std::mutex in_progress_mutex_;
-  std::set<std::string> in_progress_;  // guarded by in_progress_mutex_
+  std::set<std::string> in_progress_;          // guarded by in_progress_mutex_
+  std::set<std::string> settled_since_peek_;   // guarded by in_progress_mutex_
 };
 
 // Tenants of one database selected by the Scanner, for one Manager visit.

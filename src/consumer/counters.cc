@@ -45,6 +45,7 @@ std::string ConsumerStats::to_string() const {
       << " released_busy=" << pointers_released_busy << " pulls=" << pulls_applied << "\n"
       << "scanner: scans=" << scans << " peeked=" << pointers_peeked
       << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
+      << " left_to_owners=" << pointers_left_to_owners << " live_consumers=" << live_consumers
       << (in_order_role ? " (in-order role)" : "") << "\n"
       << "pickup latency: " << latency_text(pickup_latency) << "\n"
       << "pointer pickup latency: " << latency_text(pointer_pickup_latency) << "\n"

@@ -17,14 +17,25 @@ int selection_size(std::size_t candidates, double selection_frac, int selection_
 std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
                                          double selection_frac, int selection_max, bool in_order,
                                          std::mt19937_64& random, int in_order_min) {
-  int count = selection_size(candidates.size(), selection_frac, selection_max);
-  if (in_order) {
-    count = std::min(static_cast<int>(candidates.size()), std::max(count, std::min(in_order_min, selection_max)));
-    return std::vector<std::string>(candidates.begin(), candidates.begin() + count);
-  }
+  return select_eligible_pointers(candidates, std::vector<bool>(candidates.size(), true), candidates.size(),
+                                  selection_frac, selection_max, in_order, random, in_order_min);
+}
+
+std::vector<std::string> select_eligible_pointers(const std::vector<std::string>& eligible,
+                                                  const std::vector<bool>& owned, std::size_t visible,
+                                                  double selection_frac, int selection_max, bool in_order,
+                                                  std::mt19937_64& random, int in_order_min) {
+  int count = selection_size(std::max(visible, eligible.size()), selection_frac, selection_max);
+  if (in_order) count = std::max(count, std::min(in_order_min, selection_max));
+  count = std::min(count, static_cast<int>(eligible.size()));
+  if (in_order) return std::vector<std::string>(eligible.begin(), eligible.begin() + count);
+  std::vector<std::string> own, others;
+  for (std::size_t i = 0; i < eligible.size(); ++i) (i < owned.size() && owned[i] ? own : others).push_back(eligible[i]);
   std::vector<std::string> selected;
   selected.reserve(static_cast<std::size_t>(count));
-  std::sample(candidates.begin(), candidates.end(), std::back_inserter(selected), count, random);
+  const int from_own = std::min(count, static_cast<int>(own.size()));
+  std::sample(own.begin(), own.end(), std::back_inserter(selected), from_own, random);
+  std::sample(others.begin(), others.end(), std::back_inserter(selected), count - from_own, random);
   return selected;
 }
 

@@ -26,6 +26,18 @@ std::vector<std::string> select_pointers(const std::vector<std::string>& candida
                                          double selection_frac, int selection_max, bool in_order,
                                          std::mt19937_64& random, int in_order_min = 1);
 
+// The same selection when tenants are partitioned between consumers (tenant_partition.h): the
+// count is computed over all `visible` candidates, as if alone (the partition, not the fraction,
+// keeps consumers apart), and drawn from the `eligible` ones only (in vesting order: this
+// consumer's own pointers and others' vested beyond the grace period; owned[i] tells which).
+// Random selection prefers its own pointers and takes others' only to make up the count, so that
+// on a saturated queue, where every pointer is past its grace, consumers still mostly keep to
+// their own shares. The in-order Scanner takes the oldest eligible, whoever owns them.
+std::vector<std::string> select_eligible_pointers(const std::vector<std::string>& eligible,
+                                                  const std::vector<bool>& owned, std::size_t visible,
+                                                  double selection_frac, int selection_max, bool in_order,
+                                                  std::mt19937_64& random, int in_order_min = 1);
+
 std::vector<std::vector<std::string>> split_into_batches(const std::vector<std::string>& selected, int batch_max);
 
 }  // namespace quick::scanner

@@ -6,6 +6,7 @@
 
 #include "consumer/database_session.h"
 #include "consumer/loop_errors.h"
+#include "scanner/consumer_membership.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
 #include "store/error_classification.h"
@@ -18,25 +19,27 @@ namespace {
 
 using consumer::ConsumerCore;
 
-// Per database: its connection, election and error backoff.
+// Per database: its connection, election, membership and error backoff.
 struct ScannedDatabase {
   consumer::DatabaseRuntime* runtime;
   consumer::DatabaseSession session;
   InOrderElection election;
+  ConsumerMembership membership;
   util::RetryDelay retry_delay;
 };
 
-// Claims or renews the in-order role of every database when due, also while the Scanner waits
-// for room, so that a busy consumer does not let its role lapse. Errors are logged, not thrown:
-// the election simply counts as lost until the next attempt.
-void tick_elections(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlog::logger& log) {
+// Renews the in-order role and the membership of every database when due, also while the
+// Scanner waits for room, so that a busy consumer does not let them lapse. Errors are logged, not
+// thrown: the role counts as lost and the last known members stay in use until the next attempt.
+void tick_leases(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlog::logger& log) {
   for (auto& db : databases) {
     try {
       db->election.tick(db->session.connection());
+      db->membership.tick(db->session.connection());
     } catch (...) {
       const auto error = store::classify_current_exception();
       if (error.connection_unusable()) db->session.reset();
-      log.warn("in-order role on database {}: {}", db->runtime->config.name, error.message);
+      log.warn("in-order role or membership on database {}: {}", db->runtime->config.name, error.message);
     }
   }
 }
@@ -56,7 +59,7 @@ bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDataba
                    spdlog::logger& log) {
   while (!core.stop_scanning.requested()) {
     if (has_room(core)) return true;
-    tick_elections(databases, log);
+    tick_leases(databases, log);
     core.wait_for_visit(std::chrono::milliseconds(2));
   }
   return false;
@@ -75,6 +78,7 @@ bool busy_zone(const std::vector<std::string>& well_stocked, const consumer::Dat
 struct ScanOutcome {
   int selected = 0;
   bool go_on = false;         // a full peek that selected something: the database's turn goes on
+  bool peek_again = false;    // left out zones whose visits ended during the peek: look again now
   bool all_busy = false;      // vested pointers were found, but this consumer is busy with them all
 };
 
@@ -83,8 +87,10 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   const auto& scanner = core.config.scanner;
   pqxx::connection& conn = db.session.connection();
   db.election.tick(conn);  // rate-limited inside
+  db.membership.tick(conn);
 
   pqxx::nontransaction statement(conn);
+  db.runtime->begin_peek();
   const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan);
   const std::vector<store::PeekedPointer>& peeked = scan.pointers;
   consumer::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
@@ -93,15 +99,32 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
 
   const auto well_stocked = core.work_queue.zones_with_at_least(
       database_index, static_cast<std::size_t>(2 * core.config.worker.threads));
-  std::vector<std::string> candidates;
-  candidates.reserve(peeked.size());
+  // Candidates: vested pointers this consumer is not busy with. Eligible: the candidates it owns,
+  // and others' that their owners left vested beyond the grace period (tenant_partition.h).
+  std::size_t candidates = 0;
+  std::vector<std::string> eligible;
+  std::vector<bool> owned;
+  eligible.reserve(peeked.size());
+  bool settled_during_peek = false;
   for (const auto& pointer : peeked) {
-    if (!busy_zone(well_stocked, *db.runtime, pointer.tenant)) candidates.push_back(pointer.tenant);
+    if (busy_zone(well_stocked, *db.runtime, pointer.tenant)) continue;
+    if (db.runtime->settled_since_peek(pointer.tenant)) {
+      settled_during_peek = true;
+      continue;
+    }
+    ++candidates;
+    const bool own = !db.membership.enabled() || db.membership.owns(pointer.tenant);
+    if (own || scan.database_now - pointer.vesting_time >= scanner.partition_grace) {
+      eligible.push_back(pointer.tenant);
+      owned.push_back(own);
+    }
   }
+  consumer::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
-  auto selected = select_pointers(candidates, scanner.selection_frac, scanner.selection_max, in_order, random,
-                                  core.config.manager.pointers_per_batch);
+  auto selected = select_eligible_pointers(eligible, owned, candidates, scanner.selection_frac,
+                                           scanner.selection_max, in_order, random,
+                                           core.config.manager.pointers_per_batch);
   // Room again, now: a visit that ended during the peek may have filled the buffer (and its
   // zone, no longer "in progress", may have been selected again). Its items landed before its
   // zone was unmarked, so this check sees them. Nothing dispatched then: wait as when busy.
@@ -117,7 +140,10 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   ScanOutcome outcome;
   outcome.selected = static_cast<int>(selected.size());
   outcome.go_on = !short_peek && !selected.empty();
-  outcome.all_busy = (!peeked.empty() && candidates.empty()) || !room;
+  outcome.peek_again = settled_during_peek && room;
+  // Vested pointers that are all others' (within their grace) do not count as busy: their owners
+  // take them, and this Scanner polls as on an idle queue.
+  outcome.all_busy = (!peeked.empty() && candidates == 0) || !room;
   return outcome;
 }
 
@@ -134,6 +160,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         runtime.get(), consumer::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                         scanner.in_order_election),
+        ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
+                           scanner.partition_grace.count() > 0),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max)}));
   }
   std::mt19937_64 random(std::random_device{}());
@@ -162,7 +190,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
           selected_this_round += outcome.selected;
           all_busy = all_busy || outcome.all_busy;
           db.retry_delay.reset();
-          if (!outcome.go_on) break;
+          if (!outcome.go_on && !outcome.peek_again) break;
         } catch (...) {
           consumer::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
                                       db.retry_delay, core.stop_scanning);
@@ -184,6 +212,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     if (!db->session.connected()) continue;
     try {
       db->election.release(db->session.connection());
+      db->membership.release(db->session.connection());
     } catch (...) {
       // Best effort: an unreleased role simply expires.
     }

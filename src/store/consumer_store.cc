@@ -121,4 +121,10 @@ void release_role(pqxx::transaction_base& txn, const std::string& role, const st
   exec_named(txn, QUICK_QUERY(release_role), role, holder);
 }
 
+std::vector<std::string> live_consumers(pqxx::transaction_base& txn) {
+  std::vector<std::string> ids;
+  for (const auto& row : exec_named(txn, QUICK_QUERY(live_consumers))) ids.push_back(row[0].as<std::string>());
+  return ids;
+}
+
 }  // namespace quick::store

@@ -77,4 +77,8 @@ std::string claim_role(pqxx::transaction_base& txn, const std::string& role, con
                        std::chrono::milliseconds lease_duration);
 void release_role(pqxx::transaction_base& txn, const std::string& role, const std::string& holder);
 
+// Ids of the consumers whose membership role ('member:<id>') is live, sorted; forgets memberships
+// that ran out long ago.
+std::vector<std::string> live_consumers(pqxx::transaction_base& txn);
+
 }  // namespace quick::store

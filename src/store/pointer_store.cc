@@ -63,6 +63,7 @@ Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls)
   Scan scan;
   scan.pointers.reserve(result.size());
   for (const auto& row : result) {
+    scan.database_now = db_time_from_micros(row[3].as<std::int64_t>());
     if (row[0].is_null()) {
       scan.pulled = row[2].as<int>();
       continue;

@@ -28,6 +28,7 @@ std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_po
 struct Scan {
   int pulled = 0;                       // pointers moved earlier by pull requests
   std::vector<PeekedPointer> pointers;  // vested, earliest first
+  DbTime database_now{};                // the database clock at the scan
 };
 
 // The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers.

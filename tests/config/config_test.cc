@@ -135,7 +135,7 @@ databases:
   - url: "postgresql://quick@db2.example/app"
 scanner:   { peek_max: 500, selection_frac: 0.05, selection_max: 300, processing_bound: 7000,
              idle_poll_interval: 50ms, in_order_election: false, in_order_lease_duration: 7s,
-             pulls_per_scan: 123 }
+             partition_grace: 250ms, pulls_per_scan: 123 }
 manager:   { threads: 3, dequeue_max: 20, p_duration: 1500ms, min_inactive: 2m,
              pointers_per_batch: 8 }
 worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, prefetch_zones: 4,
@@ -167,6 +167,7 @@ job_types:
   EXPECT_EQ(config.scanner.idle_poll_interval, Millis(50));
   EXPECT_FALSE(config.scanner.in_order_election);
   EXPECT_EQ(config.scanner.in_order_lease_duration, seconds(7));
+  EXPECT_EQ(config.scanner.partition_grace, std::chrono::milliseconds(250));
   EXPECT_EQ(config.scanner.pulls_per_scan, 123);
 
   EXPECT_EQ(config.manager.threads, 3);
@@ -220,6 +221,7 @@ TEST_F(ConfigTest, ScannerRangesNameTheOption) {
        "scanner.in_order_lease_duration must be between 1s and 10m, got 999ms"},
       {"scanner: {in_order_lease_duration: 11m}",
        "scanner.in_order_lease_duration must be between 1s and 10m, got 11m"},
+      {"scanner: {partition_grace: 11m}", "scanner.partition_grace must be between 0s and 10m, got 11m"},
       {"scanner: {pulls_per_scan: 0}", "scanner.pulls_per_scan must be >= 1, got 0"},
   });
 }
@@ -626,6 +628,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.scanner.idle_poll_interval, defaults.scanner.idle_poll_interval);
   EXPECT_EQ(documented.scanner.in_order_election, defaults.scanner.in_order_election);
   EXPECT_EQ(documented.scanner.in_order_lease_duration, defaults.scanner.in_order_lease_duration);
+  EXPECT_EQ(documented.scanner.partition_grace, defaults.scanner.partition_grace);
   EXPECT_EQ(documented.scanner.pulls_per_scan, defaults.scanner.pulls_per_scan);
   EXPECT_EQ(documented.manager.threads, defaults.manager.threads);
   EXPECT_EQ(documented.manager.dequeue_max, defaults.manager.dequeue_max);

@@ -249,7 +249,10 @@ TEST_F(WorkerCommandTest, SigintStopsAnIdleWorkerWithExitZero) {
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"));
   ASSERT_NE(worker, nullptr);
   // Wait until it is really running (its Scanner has claimed the in-order role).
-  ASSERT_TRUE(eventually([&] { return count("quick.consumer_roles") == 1 || worker->exited(); }, seconds(30)))
+  ASSERT_TRUE(eventually([&] {
+    return query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE role = 'in_order_scanner'") == 1 ||
+           worker->exited();
+  }, seconds(30)))
       << worker->err();
   stop_worker(*worker, SIGINT, seconds(5));
   EXPECT_NE(worker->out().find("items:"), std::string::npos) << worker->out();

@@ -142,6 +142,48 @@ TEST(SelectPointers, InOrderTakesAtLeastItsMinimumOfTheOldest) {
   EXPECT_EQ(select_pointers(candidates, 0.02, 2000, false, random, 16).size(), 2u);
 }
 
+// With tenants partitioned between consumers, the count comes from everything visible (as if the
+// consumer were alone) but is drawn from the eligible pointers only.
+TEST(SelectEligiblePointers, CountsOverTheVisibleAndDrawsFromTheEligible) {
+  std::mt19937_64 random(3);
+  const auto eligible = names(250);
+  const std::set<std::string> allowed(eligible.begin(), eligible.end());
+  const std::vector<bool> all_own(eligible.size(), true);
+  const auto selected = select_eligible_pointers(eligible, all_own, 1000, 0.02, 2000, false, random);
+  ASSERT_EQ(selected.size(), 20u);  // ceil(1000 * 0.02), not ceil(250 * 0.02)
+  for (const auto& s : selected) EXPECT_TRUE(allowed.count(s)) << s;
+  // Never more than are eligible, and nothing when none are (the light-load case: the one
+  // vested pointer belongs to another consumer).
+  EXPECT_EQ(select_eligible_pointers(names(3), {true, true, true}, 1000, 0.02, 2000, false, random).size(), 3u);
+  EXPECT_TRUE(select_eligible_pointers({}, {}, 2, 0.02, 2000, false, random).empty());
+  EXPECT_EQ(select_eligible_pointers(names(1), {true}, 2, 0.02, 2000, false, random), names(1));
+}
+
+// Own pointers first; others' (past their grace) only to make up the count.
+TEST(SelectEligiblePointers, RandomPrefersOwnPointersAndMakesUpTheCountWithOthers) {
+  std::mt19937_64 random(5);
+  const auto eligible = names(100);
+  std::vector<bool> owned(eligible.size(), false);
+  for (int i = 0; i < 100; i += 10) owned[static_cast<std::size_t>(i)] = true;  // p0, p10, ..., p90
+  for (int round = 0; round < 50; ++round) {
+    const auto five = select_eligible_pointers(eligible, owned, 250, 0.02, 2000, false, random);
+    ASSERT_EQ(five.size(), 5u);
+    for (const auto& s : five) EXPECT_TRUE(owned[std::stoul(s.substr(1))]) << s << " is not ours";
+    const auto fifteen = select_eligible_pointers(eligible, owned, 750, 0.02, 2000, false, random);
+    ASSERT_EQ(fifteen.size(), 15u);
+    int own = 0;
+    for (const auto& s : fifteen) own += owned[std::stoul(s.substr(1))] ? 1 : 0;
+    EXPECT_EQ(own, 10) << "all ten own pointers first, then five of the others";
+    EXPECT_EQ(std::set<std::string>(fifteen.begin(), fifteen.end()).size(), 15u);
+  }
+}
+
+TEST(SelectEligiblePointers, InOrderTakesTheOldestEligibleWhoeverOwnsThem) {
+  std::mt19937_64 random(3);
+  const std::vector<bool> owned{false, true, false, true, false, false, false, false, false, false};
+  EXPECT_EQ(select_eligible_pointers(names(10), owned, 1000, 0.001, 2000, true, random, 4), names(4));
+}
+
 TEST(SplitIntoBatches, FewestBatchesOfNearlyEqualSize) {
   auto sizes = [](const std::vector<std::vector<std::string>>& batches) {
     std::vector<std::size_t> out;

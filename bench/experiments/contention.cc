@@ -4,7 +4,9 @@
 // As in the paper: uniform load, 1 item per enqueue, 4 consumers selecting pointers at random.
 // quick-pg normally lets one consumer per database hold the in-order role (it processes pointers
 // in vesting order); here all four run with scanner.in_order_election = false, so every Scanner
-// selects at random, as in the paper's figure. Everything else is the library default.
+// selects at random, as in the paper's figure. Everything else is the library default, tenant
+// partitioning included (scanner.partition_grace 50 ms: each consumer takes its own tenants'
+// vested pointers at once and others' only after 50 ms; docs/consumer.md).
 //
 // For each selection_frac, on a fresh database:
 //   (a) maximum throughput: 4 consumers drain a pre-filled queue of many tenants x 1 item;
@@ -212,7 +214,10 @@ void run_contention(ExperimentContext& ctx) {
       " consumers, all with `scanner.in_order_election = false` (pure random selection, as in the paper's figure; "
       "normally one consumer per database holds the in-order role), otherwise library defaults (peek_max " +
       std::to_string(ScannerConfig{}.peek_max) + ", selection_max " + std::to_string(ScannerConfig{}.selection_max) +
-      ", dequeue_max " + std::to_string(ManagerConfig{}.dequeue_max) + "). For each selection_frac, on a fresh database: "
+      ", dequeue_max " + std::to_string(ManagerConfig{}.dequeue_max) + ", partition_grace " +
+      std::to_string(ScannerConfig{}.partition_grace.count()) +
+      " ms: each consumer owns a share of the tenants and takes others' vested pointers only after the grace). "
+      "For each selection_frac, on a fresh database: "
       "maximum throughput = drain rate of " + std::to_string(tenants) + " tenants x 1 item; then a steady load of " +
       fixed(load_rate, 0) + " single-item enqueues/s into random tenants for " +
       fixed(std::chrono::duration<double>(load_duration).count(), 0) +

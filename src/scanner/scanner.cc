@@ -9,6 +9,7 @@
 #include "scanner/consumer_membership.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
+#include "scanner/vested_since.h"
 #include "store/error_classification.h"
 #include "store/pointer_store.h"
 #include "util/logging.h"
@@ -26,6 +27,7 @@ struct ScannedDatabase {
   InOrderElection election;
   ConsumerMembership membership;
   util::RetryDelay retry_delay;
+  VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
 };
 
 // Renews the in-order role and the membership of every database when due, also while the
@@ -105,20 +107,25 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   std::vector<std::string> eligible;
   std::vector<bool> owned;
   eligible.reserve(peeked.size());
-  bool settled_during_peek = false;
+  bool settled_during_peek = false, skipped_busy = false;
   for (const auto& pointer : peeked) {
-    if (busy_zone(well_stocked, *db.runtime, pointer.tenant)) continue;
+    if (busy_zone(well_stocked, *db.runtime, pointer.tenant)) {
+      skipped_busy = true;
+      continue;
+    }
     if (db.runtime->settled_since_peek(pointer.tenant)) {
       settled_during_peek = true;
       continue;
     }
     ++candidates;
     const bool own = !db.membership.enabled() || db.membership.owns(pointer.tenant);
-    if (own || scan.database_now - pointer.vesting_time >= scanner.partition_grace) {
+    if (own || scan.database_now - db.others_vested_since.observe(pointer.tenant, pointer.vesting_time) >=
+                   scanner.partition_grace) {
       eligible.push_back(pointer.tenant);
       owned.push_back(own);
     }
   }
+  db.others_vested_since.end_peek();
   consumer::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
@@ -141,9 +148,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   outcome.selected = static_cast<int>(selected.size());
   outcome.go_on = !short_peek && !selected.empty();
   outcome.peek_again = settled_during_peek && room;
-  // Vested pointers that are all others' (within their grace) do not count as busy: their owners
-  // take them, and this Scanner polls as on an idle queue.
-  outcome.all_busy = (!peeked.empty() && candidates == 0) || !room;
+  // Busy: vested pointers were found, and those this consumer may take it is busy with. Others'
+  // pointers within their grace do not count: their owners take them.
+  outcome.all_busy = (!peeked.empty() && (candidates == 0 || (skipped_busy && eligible.empty()))) || !room;
   return outcome;
 }
 
@@ -162,7 +169,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
                         scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),
-        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max)}));
+        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());
@@ -204,8 +211,10 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       // look again soon: when a visit ends, or after a quarter of the idle interval, so that a
       // quiet tenant's new item (a pull request, applied by the next scan) is found promptly.
       // Otherwise the queue is idle: poll.
-      if (all_busy) core.wait_for_visit(std::max(std::chrono::milliseconds(1), scanner.idle_poll_interval / 4));
-      else core.stop_scanning.wait_for(scanner.idle_poll_interval);
+      // Never longer than a third of the leases, which only the Scanner renews.
+      const auto idle = std::min(scanner.idle_poll_interval, scanner.in_order_lease_duration / 3);
+      if (all_busy) core.wait_for_visit(std::max(std::chrono::milliseconds(1), idle / 4));
+      else core.stop_scanning.wait_for(idle);
     }
   }
   for (auto& db : databases) {

@@ -4,6 +4,7 @@
 // so consumers stop racing for the same few pointers. Real consumers, real database.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -66,6 +67,9 @@ TEST_F(PartitionTest, EachTenantIsServedByItsOwnerAndNoLeaseIsLost) {
   for (const auto& id : ids) {
     auto config = fast_config(url(), id);
     config.scanner.partition_grace = std::chrono::minutes(10);
+    // A membership lease of 3 s, renewed every second: a Scanner stalled for up to 2 s on a busy
+    // machine stays in the other's member list (else the other would serve its tenants at once).
+    config.scanner.in_order_lease_duration = seconds(3);
     config.scanner.in_order_election = false;  // the in-order Scanner would take the oldest of its own only, too
     consumers.push_back(recording_consumer(config, runs));
     consumers.back()->start();
@@ -137,6 +141,56 @@ TEST_F(PartitionTest, TenantsOfAMemberThatStoppedScanningAreServedAfterTheGrace)
   }
   EXPECT_GT(ghost_tenants, 0);
   EXPECT_EQ(runs.snapshot().size(), static_cast<std::size_t>(kTenants));
+}
+
+// The owner of a tenant is throttled (max_in_flight 1 for the tenant's job type, its one running
+// handler blocked): its visits take nothing from the zone and requeue the pointer to vest "now"
+// every few milliseconds. The other consumer must still take the zone once it has seen it vested
+// for the grace (VestedSince), instead of waiting for the owner to get a free slot.
+TEST_F(PartitionTest, AZoneItsThrottledOwnerCannotServeGoesToAnotherConsumerAfterTheGrace) {
+  const std::vector<std::string> ids{"throttled-owner", "free-consumer"};
+  // enqueue_items names the zone "<prefix>0": find a prefix whose zone the throttled consumer owns.
+  std::string prefix;
+  for (int i = 0; prefix.empty(); ++i) {
+    const std::string candidate = "zone-" + std::to_string(i) + "-";
+    if (scanner::owner_of(ids, candidate + "0") == ids[0]) prefix = candidate;
+  }
+  std::atomic<bool> release_owner{false};
+  std::atomic<int> owner_runs{0}, other_runs{0};
+  auto owner_config = fast_config(url(), ids[0]);
+  owner_config.scanner.partition_grace = milliseconds(100);
+  JobTypeConfig throttled = owner_config.default_job_type;
+  throttled.max_in_flight = 1;
+  owner_config.job_types["work"] = throttled;
+  Consumer owner(owner_config);
+  owner.handle("work", [&](JobContext& job) {
+    ++owner_runs;
+    while (!release_owner.load() && !job.should_stop()) std::this_thread::sleep_for(milliseconds(5));
+    return JobResult::done();
+  });
+  auto other_config = fast_config(url(), ids[1]);
+  other_config.scanner.partition_grace = milliseconds(100);
+  Consumer other(other_config);
+  other.handle("work", [&](JobContext&) {
+    ++other_runs;
+    return JobResult::done();
+  });
+  owner.start();
+  other.start();
+  ASSERT_TRUE(eventually([&] { return owner.stats().live_consumers == 2 && other.stats().live_consumers == 2; },
+                         seconds(10)));
+
+  constexpr int kItems = 20;
+  enqueue_items(url(), kItems, 1, "work", prefix);  // all into the one zone
+  const bool served = eventually([&] { return owner_runs.load() + other_runs.load() >= kItems; }, seconds(15));
+  release_owner = true;
+  owner.stop();
+  other.stop();
+  std::cout << "owner ran " << owner_runs.load() << ", the other consumer " << other_runs.load() << "\n"
+            << other.stats().to_string() << std::endl;
+  EXPECT_TRUE(served) << "the throttled owner kept its zone: " << owner_runs.load() << " + " << other_runs.load()
+                      << " of " << kItems << " items started";
+  EXPECT_GE(other_runs.load(), kItems - 2) << "the other consumer should have run the items the owner could not";
 }
 
 // Membership follows the consumers: registration, a clean stop, and the memberships of consumers

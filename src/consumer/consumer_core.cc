@@ -22,14 +22,11 @@ void DatabaseRuntime::begin_peek() {
   settled_since_peek_.clear();
 }
 
-bool DatabaseRuntime::is_in_progress(const std::string& tenant) const {
+DatabaseRuntime::ZoneActivity DatabaseRuntime::activity(const std::string& tenant) const {
   std::lock_guard<std::mutex> lock(in_progress_mutex_);
-  return in_progress_.count(tenant) > 0;
-}
-
-bool DatabaseRuntime::settled_since_peek(const std::string& tenant) const {
-  std::lock_guard<std::mutex> lock(in_progress_mutex_);
-  return settled_since_peek_.count(tenant) > 0;
+  if (in_progress_.count(tenant) > 0) return ZoneActivity::kInProgress;
+  if (settled_since_peek_.count(tenant) > 0) return ZoneActivity::kSettledSincePeek;
+  return ZoneActivity::kIdle;
 }
 
 void ConsumerCore::notify_visit_finished() {

@@ -51,8 +51,8 @@ struct DatabaseRuntime {
   // it; selecting it again would lose the lease to ourselves. The Scanner calls begin_peek()
   // right before each peek.
   void begin_peek();
-  bool is_in_progress(const std::string& tenant) const;
-  bool settled_since_peek(const std::string& tenant) const;
+  enum class ZoneActivity { kIdle, kInProgress, kSettledSincePeek };
+  ZoneActivity activity(const std::string& tenant) const;  // one lock per peeked pointer
 
  private:
   mutable std::mutex in_progress_mutex_;

@@ -71,9 +71,9 @@ bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDataba
 // busy for two rounds. The Scanner leaves them out (Algorithm 1, line 7: pointers "already being
 // processed by this consumer"); such a zone is visited again once its buffer runs low, before
 // the Workers run dry.
-bool busy_zone(const std::vector<std::string>& well_stocked, const consumer::DatabaseRuntime& runtime,
+bool busy_zone(const std::vector<std::string>& well_stocked, consumer::DatabaseRuntime::ZoneActivity activity,
                const std::string& tenant) {
-  return runtime.is_in_progress(tenant) ||
+  return activity == consumer::DatabaseRuntime::ZoneActivity::kInProgress ||
          std::find(well_stocked.begin(), well_stocked.end(), tenant) != well_stocked.end();
 }
 
@@ -109,11 +109,12 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   eligible.reserve(peeked.size());
   bool settled_during_peek = false, skipped_busy = false;
   for (const auto& pointer : peeked) {
-    if (busy_zone(well_stocked, *db.runtime, pointer.tenant)) {
+    const auto activity = db.runtime->activity(pointer.tenant);
+    if (busy_zone(well_stocked, activity, pointer.tenant)) {
       skipped_busy = true;
       continue;
     }
-    if (db.runtime->settled_since_peek(pointer.tenant)) {
+    if (activity == consumer::DatabaseRuntime::ZoneActivity::kSettledSincePeek) {
       settled_during_peek = true;
       continue;
     }

@@ -29,6 +29,12 @@ class PartitionTest : public testing::DatabaseTest {
   int member_rows() const {
     return query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE role LIKE 'member:%'");
   }
+  // A member row for a consumer that is not running, live for an hour.
+  void add_live_member(const std::string& id) const {
+    query("INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) "
+          "VALUES ('member:" + id + "', '" + id + "', now() + interval '1 hour', now())");
+  }
+  bool queue_empty() const { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }
 };
 
 // Which consumers ran each tenant's items.
@@ -90,7 +96,7 @@ TEST_F(PartitionTest, EachTenantIsServedByItsOwnerAndNoLeaseIsLost) {
     txn.commit();
     if (i % 10 == 9) std::this_thread::sleep_for(milliseconds(5));
   }
-  ASSERT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(30)))
+  ASSERT_TRUE(eventually([&] { return queue_empty(); }, seconds(30)))
       << query_value<int>("SELECT count(*) FROM quick.items") << " items still queued";
   std::uint64_t lost = 0, left = 0, done = 0;
   for (auto& c : consumers) {
@@ -117,8 +123,7 @@ TEST_F(PartitionTest, EachTenantIsServedByItsOwnerAndNoLeaseIsLost) {
 // The owner of half the tenants is dead but its membership has not run out yet: the surviving
 // consumer leaves those pointers alone for partition_grace, then serves them. Nothing starves.
 TEST_F(PartitionTest, TenantsOfAMemberThatStoppedScanningAreServedAfterTheGrace) {
-  query("INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) "
-        "VALUES ('member:ghost', 'ghost', now() + interval '1 hour', now())");
+  add_live_member("ghost");
   TenantRuns runs;
   auto config = fast_config(url(), "survivor");
   config.scanner.partition_grace = milliseconds(100);
@@ -128,7 +133,7 @@ TEST_F(PartitionTest, TenantsOfAMemberThatStoppedScanningAreServedAfterTheGrace)
 
   constexpr int kItems = 200, kTenants = 50;
   enqueue_items(url(), kItems, kTenants, "work", "t", 10);
-  ASSERT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(30)))
+  ASSERT_TRUE(eventually([&] { return queue_empty(); }, seconds(30)))
       << query_value<int>("SELECT count(*) FROM quick.items") << " items still queued: the ghost's tenants starve";
   survivor->stop();
   const auto stats = survivor->stats();
@@ -226,15 +231,14 @@ TEST_F(PartitionTest, MembershipFollowsConsumersAndForgetsLongDeadOnes) {
 // partition_grace = 0 turns partitioning off: no membership rows, and the consumer takes
 // everything at once, as in the paper.
 TEST_F(PartitionTest, ZeroGraceTurnsPartitioningOff) {
-  query("INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) "
-        "VALUES ('member:other', 'other', now() + interval '1 hour', now())");
+  add_live_member("other");
   TenantRuns runs;
   auto config = fast_config(url(), "alone");
   config.scanner.partition_grace = milliseconds(0);
   auto consumer = recording_consumer(config, runs);
   consumer->start();
   enqueue_items(url(), 100, 50, "work");
-  ASSERT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(30)));
+  ASSERT_TRUE(eventually([&] { return queue_empty(); }, seconds(30)));
   consumer->stop();
   const auto stats = consumer->stats();
   EXPECT_EQ(stats.pointers_left_to_owners, 0u);

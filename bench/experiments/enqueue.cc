@@ -24,6 +24,7 @@
 #include "quick/producer.h"
 #include "support/bench_database.h"
 #include "support/experiment.h"
+#include "support/machine_cpu.h"
 #include "support/load.h"
 
 namespace quick::bench {
@@ -153,12 +154,17 @@ struct PhaseResult {
   long retries = 0;  // deadlocks / serialization failures (expected: none)
   double seconds = 0;
   int jobs_per_txn = 1;
+  double cpu_core_seconds = 0;  // the whole machine's processor time over the phase (clients and server)
   double txn_rate() const { return seconds > 0 ? static_cast<double>(transactions) / seconds : 0; }
   double job_rate() const { return txn_rate() * jobs_per_txn; }
+  double cpu_us_per_job() const {
+    return transactions > 0 ? cpu_core_seconds * 1e6 / static_cast<double>(transactions * jobs_per_txn) : 0;
+  }
   void add(const PhaseResult& other) {
     transactions += other.transactions;
     retries += other.retries;
     seconds += other.seconds;
+    cpu_core_seconds += other.cpu_core_seconds;
   }
 };
 
@@ -180,6 +186,7 @@ class Clients {
     std::atomic<long> transactions{0}, retries{0};
     std::mutex error_mutex;
     std::string first_error;
+    const CpuMeter cpu;
     const auto start = Clock::now();
     const auto until = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     std::vector<std::thread> threads;
@@ -203,7 +210,8 @@ class Clients {
     }
     for (auto& t : threads) t.join();
     if (!first_error.empty()) throw std::runtime_error(first_error);
-    return PhaseResult{transactions, retries, std::chrono::duration<double>(Clock::now() - start).count(), phase_.jobs_per_txn};
+    return PhaseResult{transactions, retries, std::chrono::duration<double>(Clock::now() - start).count(),
+                       phase_.jobs_per_txn, cpu.finish().busy_core_seconds};
   }
 
   const Phase& phase() const { return phase_; }
@@ -224,7 +232,8 @@ struct Comparison {
 std::vector<std::string> csv_row(const std::string& comparison, const std::string& round, const std::string& phase,
                                  const PhaseResult& r, const std::string& ratio) {
   return {comparison, round, phase, std::to_string(r.jobs_per_txn), std::to_string(r.transactions),
-          std::to_string(r.retries), fixed(r.seconds, 3), fixed(r.job_rate(), 1), fixed(r.txn_rate(), 1), ratio};
+          std::to_string(r.retries), fixed(r.seconds, 3), fixed(r.job_rate(), 1), fixed(r.txn_rate(), 1), ratio,
+          fixed(r.cpu_us_per_job(), 2)};
 }
 
 // Alternates baseline and candidate in `rounds` slices (A B A B ...), so that the load of a shared
@@ -236,7 +245,7 @@ Comparison compare(ExperimentContext& ctx, const std::string& name, Phase baseli
   Clients cand_clients(std::move(candidate), url, tenants, 2);
   base_clients.run_for(warmup);  // prepares statements, warms caches
   cand_clients.run_for(warmup);
-  Comparison result{name, {0, 0, 0, base_clients.phase().jobs_per_txn}, {0, 0, 0, cand_clients.phase().jobs_per_txn}, {}};
+  Comparison result{name, {0, 0, 0, base_clients.phase().jobs_per_txn, 0}, {0, 0, 0, cand_clients.phase().jobs_per_txn, 0}, {}};
   for (int round = 1; round <= rounds; ++round) {
     const auto base = base_clients.run_for(seconds / rounds);
     const auto cand = cand_clients.run_for(seconds / rounds);
@@ -250,7 +259,8 @@ Comparison compare(ExperimentContext& ctx, const std::string& name, Phase baseli
   csv.push_back(csv_row(name, "all", cand_clients.phase().name, result.candidate, fixed(result.ratio(), 3)));
   ctx.progress(base_clients.phase().name + " " + fixed(result.baseline.job_rate(), 0) + " jobs/s, " +
                cand_clients.phase().name + " " + fixed(result.candidate.job_rate(), 0) + " jobs/s: " +
-               fixed(result.ratio(), 2) + "x");
+               fixed(result.ratio(), 2) + "x; CPU " + fixed(result.baseline.cpu_us_per_job(), 1) + " vs " +
+               fixed(result.candidate.cpu_us_per_job(), 1) + " us per job");
   return result;
 }
 
@@ -274,17 +284,18 @@ void run_enqueue(ExperimentContext& ctx) {
   const auto single = compare(ctx, "single", plain_single(), quick_single(), db.url(), tenants, seconds, rounds, warmup, csv);
   const auto batch = compare(ctx, "batch", plain_batch(), quick_batch(), db.url(), tenants, seconds, rounds, warmup, csv);
   ctx.results->write_csv("enqueue.csv", {"comparison", "round", "phase", "jobs_per_txn", "transactions", "retries",
-                                         "seconds", "jobs_per_s", "txn_per_s", "ratio_vs_plain"}, csv);
+                                         "seconds", "jobs_per_s", "txn_per_s", "ratio_vs_plain", "cpu_us_per_job"}, csv);
 
   std::vector<std::vector<std::string>> table;
   for (const auto* cmp : {&single, &batch}) {
     std::string per_round;
     for (double r : cmp->round_ratios) per_round += (per_round.empty() ? "" : " ") + fixed(r, 2);
     table.push_back({cmp->name == "single" ? "plain-1" : "plain-100", fixed(cmp->baseline.job_rate(), 0),
-                     fixed(cmp->baseline.txn_rate(), 0), "", "", std::to_string(cmp->baseline.retries)});
+                     fixed(cmp->baseline.txn_rate(), 0), "", "", fixed(cmp->baseline.cpu_us_per_job(), 1),
+                     std::to_string(cmp->baseline.retries)});
     table.push_back({cmp->name == "single" ? "quick-1" : "quick-100", fixed(cmp->candidate.job_rate(), 0),
                      fixed(cmp->candidate.txn_rate(), 0), fixed(cmp->ratio(), 2) + "x", per_round,
-                     std::to_string(cmp->candidate.retries)});
+                     fixed(cmp->candidate.cpu_us_per_job(), 1), std::to_string(cmp->candidate.retries)});
   }
   ctx.results->add_section(
       "## Enqueue throughput\n\n" + std::to_string(kClients) + " clients (one connection each), " +
@@ -292,8 +303,9 @@ void run_enqueue(ExperimentContext& ctx) {
       "find their zone's pointer). Baseline and quick-pg alternate in " + std::to_string(rounds) + " rounds of " +
       fixed(seconds / rounds, 1) + " s after a " + fixed(warmup, 1) + " s warm-up each. Baseline: the bare table " +
       kBareTableDescription + " with prepared statements: plain-1 `" + kPlainInsertOne + "`, plain-100 `" +
-      kPlainInsertMany + "`. quick-1: `quick::enqueue_in`; quick-100: `quick::enqueue_batch_in` (100 items).\n\n" +
-      markdown_table({"phase", "jobs/s", "txn/s", "vs plain", "per round", "retries"}, table) +
+      kPlainInsertMany + "`. quick-1: `quick::enqueue_in`; quick-100: `quick::enqueue_batch_in` (100 items). "
+      "CPU us/job: processor time of the whole machine (clients and, when local, the server) per job enqueued.\n\n" +
+      markdown_table({"phase", "jobs/s", "txn/s", "vs plain", "per round", "CPU us/job", "retries"}, table) +
       "\n![enqueue](enqueue.png)\n");
   ctx.results->add_target({"enqueue", "quick-1 / plain-1 jobs/s (1 item per transaction)", single.ratio(), ">= 0.8",
                            single.ratio() >= 0.8});

@@ -16,6 +16,11 @@
 // Targets (quick-pg): end-to-end p99 <= 50 ms; no growing backlog: the backlog when the producers
 // stop is at most 0.5 s worth of arrivals (a system that keeps up holds about latency x rate; one
 // that falls 2.5% short for 20 s already holds more).
+//
+// The machine's CPU use is measured in both phases (client and server share the cores): how busy
+// the drain kept it, what an item cost in processor time while draining and while producing and
+// consuming at once, and so what share of the machine 80% of the drain rate needs at that cost.
+// A system whose drain already fills the cores has only the rest for its producers.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +35,7 @@
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/load.h"
+#include "support/machine_cpu.h"
 #include "support/quick_pool.h"
 
 namespace quick::bench {
@@ -68,12 +74,27 @@ struct SteadyRun {
   std::vector<double> e2e_sorted_ms;
   std::vector<BacklogSample> backlog;
   std::string consumer_note;  // quick-pg: what its Scanners and Managers did during the run
+  CpuUse drain_cpu;           // the whole machine, while draining
+  CpuUse steady_cpu;          // the whole machine, while the producers ran
   double drain_rate() const { return drain_s > 0 ? static_cast<double>(drain_items) / drain_s : 0; }
   double offered_rate() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
   double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }
   long long backlog_start() const { return backlog.empty() ? 0 : backlog.front().enqueued - backlog.front().done; }
   long long backlog_end() const { return backlog.empty() ? 0 : backlog.back().enqueued - backlog.back().done; }
   double backlog_bound() const { return kBacklogBoundSeconds * offered_rate(); }
+  // Processor time (all processes on this machine) per item drained, and per item enqueued
+  // while the producers ran (enqueueing it and running it, when the system keeps up).
+  double drain_cpu_us_per_item() const {
+    return drain_items > 0 ? drain_cpu.busy_core_seconds * 1e6 / static_cast<double>(drain_items) : 0;
+  }
+  double steady_cpu_us_per_item() const {
+    return enqueued > 0 ? steady_cpu.busy_core_seconds * 1e6 / static_cast<double>(enqueued) : 0;
+  }
+  // The share of the machine that the offered load needs at the steady phase's cost per item:
+  // above about 0.85 queues build up, above 1 the backlog grows without bound.
+  double cpu_needed_fraction(unsigned cores) const {
+    return cores > 0 ? target_rate * steady_cpu_us_per_item() / 1e6 / cores : 0;
+  }
   // How fast the backlog grew over the second half of the run (least squares), items/s.
   double backlog_growth() const {
     double n = 0, st = 0, sb = 0, stt = 0, stb = 0;
@@ -129,8 +150,10 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   run.connections = system.connections;
   run.drain_items = system.fill();
   db.vacuum();
+  const CpuMeter drain_meter;
   system.start();
   const auto drained = wait_until_count(system.done, static_cast<std::uint64_t>(run.drain_items), std::chrono::minutes(5));
+  run.drain_cpu = drain_meter.finish();
   run.drain_s = drained ? drained->count() : 0;
   run.target_rate = kLoadFraction * run.drain_rate();
   ctx.progress(system.name + ": drain " + fixed(run.drain_rate(), 0) + " items/s; producing " +
@@ -145,6 +168,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   std::atomic<long long> enqueued{0};
   std::atomic<int> producer_errors{0};
   const double enqueues_per_thread = run.target_rate / kItemsPerEnqueue / kProducers;
+  const CpuMeter steady_meter;
   const auto start = Clock::now();
   const auto end = start + duration;
   std::vector<std::thread> producers;
@@ -185,6 +209,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   }
   std::this_thread::sleep_until(end);
   for (auto& thread : producers) thread.join();
+  run.steady_cpu = steady_meter.finish();
   sample();
   run.seconds = std::chrono::duration<double>(end - start).count();
   run.enqueued = enqueued.load();
@@ -206,6 +231,11 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
                (producer_errors.load() ? "; producer errors: " + std::to_string(producer_errors.load()) : "") +
                (finished ? "" : "; NOT ALL ITEMS RAN"));
   if (!run.consumer_note.empty()) ctx.progress(system.name + " during the run: " + run.consumer_note);
+  const unsigned cores = std::thread::hardware_concurrency();
+  ctx.progress(system.name + ": machine CPU busy " + fixed(100 * run.drain_cpu.busy_fraction, 0) + "% draining (" +
+               fixed(run.drain_cpu_us_per_item(), 1) + " us/item), " + fixed(100 * run.steady_cpu.busy_fraction, 0) +
+               "% producing and consuming (" + fixed(run.steady_cpu_us_per_item(), 1) + " us/item); the offered load needs " +
+               fixed(100 * run.cpu_needed_fraction(cores), 0) + "% of " + std::to_string(cores) + " cores");
   return run;
 }
 
@@ -301,8 +331,9 @@ void run_steady_state(ExperimentContext& ctx) {
   if (!ctx.quick) runs.push_back(run_baseline(ctx, counts, duration, 1));
   runs.push_back(run_baseline(ctx, counts, duration, 10));
   const SteadyRun& quick = runs[0];
+  const unsigned cores = std::thread::hardware_concurrency();
 
-  std::vector<std::vector<std::string>> summary, latency, backlog, table;
+  std::vector<std::vector<std::string>> summary, latency, backlog, table, cpu_table;
   const std::vector<double> percentiles{1,  5,  10, 20, 30, 40, 50, 60,   70,   80,    90,
                                         95, 97, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
   for (const auto& run : runs) {
@@ -311,7 +342,10 @@ void run_steady_state(ExperimentContext& ctx) {
                        fixed(run.offered_rate(), 1), fixed(run.throughput(), 1), std::to_string(run.e2e.count),
                        fixed(run.e2e.p50_ms, 2), fixed(run.e2e.p99_ms, 2), fixed(run.e2e.p999_ms, 2),
                        fixed(run.e2e.max_ms, 2), std::to_string(run.backlog_start()), std::to_string(run.backlog_end()),
-                       fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1), fixed(run.finish_s, 3)});
+                       fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1), fixed(run.finish_s, 3),
+                       fixed(run.drain_cpu.busy_fraction, 3), fixed(run.drain_cpu_us_per_item(), 2),
+                       fixed(run.steady_cpu.busy_fraction, 3), fixed(run.steady_cpu_us_per_item(), 2),
+                       fixed(run.cpu_needed_fraction(cores), 3)});
     for (double p : percentiles) latency.push_back({run.system, fixed(p, 2), fixed(percentile_of(run.e2e_sorted_ms, p), 3)});
     for (const auto& s : run.backlog) {
       backlog.push_back({run.system, fixed(s.t_s, 2), std::to_string(s.enqueued), std::to_string(s.done),
@@ -322,11 +356,16 @@ void run_steady_state(ExperimentContext& ctx) {
                      fixed(run.e2e.p99_ms, 1), fixed(run.e2e.p999_ms, 1), fixed(run.e2e.max_ms, 1),
                      std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()),
                      fixed(run.backlog_growth(), 0)});
+    cpu_table.push_back({run.system, fixed(100 * run.drain_cpu.busy_fraction, 0) + "%", fixed(run.drain_cpu_us_per_item(), 1),
+                         fixed(100 * run.steady_cpu.busy_fraction, 0) + "%", fixed(run.steady_cpu_us_per_item(), 1),
+                         fixed(100 * run.cpu_needed_fraction(cores), 0) + "%"});
   }
   ctx.results->write_csv("steady_state.csv",
                          {"system", "connections", "drain_items", "drain_s", "drain_items_per_s", "target_items_per_s",
                           "offered_items_per_s", "throughput_items_per_s", "e2e_n", "e2e_p50_ms", "e2e_p99_ms",
-                          "e2e_p999_ms", "e2e_max_ms", "backlog_start", "backlog_end", "backlog_bound", "backlog_growth_per_s", "finish_s"},
+                          "e2e_p999_ms", "e2e_max_ms", "backlog_start", "backlog_end", "backlog_bound", "backlog_growth_per_s", "finish_s",
+                          "drain_cpu_busy", "drain_cpu_us_per_item", "steady_cpu_busy", "steady_cpu_us_per_item",
+                          "cpu_needed_at_offered_load"},
                          summary);
   ctx.results->write_csv("steady_state_latency.csv", {"system", "percentile", "ms"}, latency);
   ctx.results->write_csv("steady_state_backlog.csv", {"system", "t_s", "enqueued", "done", "backlog"}, backlog);
@@ -353,7 +392,16 @@ void run_steady_state(ExperimentContext& ctx) {
       "`selection_frac` (2%) of the vested pointers it peeks, so when zones become ready faster than the Scanners "
       "peek, the vested set, and with it the wait, grows until that fraction keeps up with the arrivals. "
       "quick-pg during the run: " + quick.consumer_note +
-      ".\n\n![steady state latency](steady_state_latency.png)\n"
+      ".\n\nProcessor time, this whole machine (" + std::to_string(cores) +
+      " cores; producers, consumers and, when local, the server): how busy the drain kept it and what a drained "
+      "item cost; how busy the steady phase kept it and what an item cost there (enqueueing it and running it); "
+      "and the share of the machine the offered load (80% of the drain rate) needs at that cost. A drain that "
+      "fills the cores leaves 20% of them for the producers' work; where the need comes out near or above "
+      "100%, no consumer setting can keep the backlog flat on this machine.\n\n" +
+      markdown_table({"system", "CPU busy, draining", "CPU us per drained item", "CPU busy, steady",
+                      "CPU us per item, steady", "CPU needed at the offered load"},
+                     cpu_table) +
+      "\n![steady state latency](steady_state_latency.png)\n"
       "![steady state backlog](steady_state_backlog.png)\n");
   ctx.results->add_target({"steady_state", "quick-pg e2e p99 at 80% of drain rate (ms)", quick.e2e.p99_ms, "<= 50 ms",
                            quick.e2e.p99_ms <= 50.0});

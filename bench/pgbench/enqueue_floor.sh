@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# What a transaction of 100 enqueues into random tenants costs on Postgres, piece by piece: the
-# measurements behind docs/benchmarks.md, "Batches of 100 enqueues". Each variant runs with
-# pgbench (4 clients, one transaction per statement) against a scratch database that has the
-# quick schema and 10,000 tenants; transactions/s are printed with the ratio to the bare insert.
+# What an enqueue costs on Postgres, piece by piece: the measurements behind docs/benchmarks.md,
+# "What limits the numbers". Two shapes of transaction, each with pgbench against a scratch
+# database that has the quick schema and 10,000 tenants with a pointer each:
+#   batch shape:  100 items into ~100 random tenants, 4 clients (the enqueue experiment's batch);
+#   steady shape: ~60 items into 24 random tenants, 2 clients (a producer's 5 ms tick in the
+#                 steady-state experiment).
+# Variants go from a bare insert, through quick.items' indexes and the pointer locks, to what
+# enqueue_batch_in runs (its one-statement fast path, sql/queries/enqueue_batch_into_existing_
+# zones.sql) and quick.enqueue_batch, the function psql callers and the fallback use. Before each variant every table is put back to its seeded size
+# (reset.sql), so that no variant pays for an index another one grew. Printed per variant:
+# transactions/s, the ratio to the first (bare) variant, how busy the machine was, and its
+# processor time per item (pgbench and server; /proc/stat): what an enqueue takes from cores
+# that producers share with consumers.
 #
-# Usage: QUICK_DATABASE_URL="host=... port=... user=..." bench/pgbench/enqueue_floor.sh [seconds]
+# Usage: QUICK_DATABASE_URL="host=... port=... user=..." bench/pgbench/enqueue_floor.sh [seconds] [rounds]
 # (a keyword/value connection string: the scratch database is selected by appending dbname=).
 # Needs a built `build/quick` (for `quick migrate`) and Postgres' pgbench (postgresql-15).
 set -euo pipefail
@@ -12,6 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 url=${QUICK_DATABASE_URL:?set QUICK_DATABASE_URL to a keyword/value connection string}
 seconds=${1:-8}
+rounds=${2:-2}
 pgbench=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1)
 [ -x "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-15)" >&2; exit 1; }
 quick=${QUICK_BUILD_DIR:-$root/build}/quick
@@ -24,12 +34,50 @@ dburl="$url dbname=$db"
 "$quick" migrate --database "$dburl" >/dev/null
 psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
 
-echo "100 rows per transaction, 4 clients, ${seconds} s per variant, $(date -u +%FT%TZ)"
-printf '%-22s %10s %8s\n' variant "txn/s" "vs plain"
-plain=""
-for variant in plain items_no_zone_index items_shape lock_and_insert enqueue_batch; do
-  tps=$("$pgbench" -n -c 4 -j 4 -T "$seconds" -f "$here/$variant.sql" "$dburl" 2>/dev/null |
-        awk '/^tps/ {print $3; exit}')
-  [ -n "$plain" ] || plain=$tps
-  awk -v v="$variant" -v t="$tps" -v p="$plain" 'BEGIN { printf "%-22s %10.0f %8.2f\n", v, t, t / p }'
+# Busy and total clock ticks of all cores (user nice system idle iowait irq softirq steal).
+cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
+ticks_per_second=$(getconf CLK_TCK)
+
+# enqueue_batch_in's fast path, the very statement the library embeds, reading its JSON array from
+# the pre-built inputs instead of a parameter.
+generated=$(mktemp -d)
+trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; rm -rf "$generated"' EXIT
+fast_path="$root/sql/queries/enqueue_batch_into_existing_zones.sql"
+for shape in batch steady; do
+  { echo '\set r random(1, 1000)'
+    sed "s/\$1::jsonb/(SELECT doc::jsonb FROM ${shape}_docs WHERE id = :r)/" "$fast_path"; } >"$generated/${shape}_fast_path.sql"
+done
+
+steady_items=$(psql "$dburl" -qAtc "SELECT round(avg(jsonb_array_length(doc::jsonb)), 1) FROM steady_docs")
+
+# measure <label> <clients> <items per transaction> <variant>...: one line per variant.
+measure() {
+  local label=$1 clients=$2 items=$3 plain="" variant out tps txns busy0 total0 busy1 total1
+  shift 3
+  echo "$label"
+  printf '  %-24s %10s %8s %9s %12s\n' variant "txn/s" "vs first" "CPU busy" "CPU us/item"
+  for variant in "$@"; do
+    psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/reset.sql" >/dev/null
+    read -r busy0 total0 < <(cpu_ticks)
+    script="$here/$variant.sql"
+    [ -f "$script" ] || script="$generated/$variant.sql"
+    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$dburl" 2>"$generated/pgbench.err") ||
+      { echo "pgbench failed on $variant:" >&2; grep -m3 error "$generated/pgbench.err" >&2; exit 1; }
+    read -r busy1 total1 < <(cpu_ticks)
+    tps=$(awk '/^tps/ {print $3; exit}' <<<"$out")
+    txns=$(awk '/number of transactions actually processed/ {print $NF; exit}' <<<"$out" | cut -d/ -f1)
+    [ -n "$tps" ] && [ -n "$txns" ] || { echo "pgbench failed on $variant" >&2; exit 1; }
+    [ -n "$plain" ] || plain=$tps
+    awk -v v="$variant" -v t="$tps" -v p="$plain" -v n="$txns" -v k="$items" -v b=$((busy1 - busy0)) \
+        -v a=$((total1 - total0)) -v hz="$ticks_per_second" \
+        'BEGIN { printf "  %-24s %10.0f %8.2f %8.0f%% %12.1f\n", v, t, t / p, 100 * b / a, b / hz * 1e6 / (n * k) }'
+  done
+}
+
+echo "${seconds} s per variant, ${rounds} round(s), $(date -u +%FT%TZ)"
+for round in $(seq 1 "$rounds"); do
+  measure "round $round, batch shape: 100 items into ~100 random tenants per transaction, 4 clients" 4 100 \
+    plain items_no_zone_index items_shape advisory_and_insert lock_and_insert batch_fast_path enqueue_batch
+  measure "round $round, steady shape: ${steady_items} items into 24 random tenants per transaction, 2 clients" 2 "$steady_items" \
+    steady_plain steady_items_shape steady_lock_and_insert steady_fast_path steady_enqueue_batch
 done

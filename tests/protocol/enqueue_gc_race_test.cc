@@ -209,25 +209,48 @@ SessionScript settle_session(const std::string& tenant) {
 std::string enqueue_sql(const std::string& tenant) {
   return "SELECT item_id FROM quick.enqueue(" + sql_literal(tenant) + ", 'race')";
 }
-// The C++ producer's fast path (sql/queries/enqueue_into_existing_zone.sql, the very file the
-// library embeds) with its parameters spelled as literals. It returns no row when the tenant has
-// no pointer; the producer then calls quick.enqueue (fast_path_fallback).
-std::string fast_path_enqueue_sql(const std::string& tenant) {
+// A query file the library embeds (sql/queries/<name>.sql), read from the source tree, with its
+// $n parameters replaced by SQL literals.
+std::string query_file_with_literals(const std::string& name,
+                                     const std::vector<std::pair<std::string, std::string>>& parameters) {
   const auto file = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "sql" /
-                    "queries" / "enqueue_into_existing_zone.sql";
+                    "queries" / (name + ".sql");
   std::ifstream in(file);
   EXPECT_TRUE(in) << "cannot read " << file;
   std::stringstream text;
   text << in.rdbuf();
   std::string sql = text.str();
-  const std::vector<std::pair<std::string, std::string>> parameters = {
-      {"$1", sql_literal(tenant)}, {"$2", "'race'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}};
-  for (const auto& [name, literal] : parameters) {
-    for (auto at = sql.find(name); at != std::string::npos; at = sql.find(name, at + literal.size())) {
-      sql.replace(at, name.size(), literal);
+  for (const auto& [parameter, literal] : parameters) {
+    for (auto at = sql.find(parameter); at != std::string::npos; at = sql.find(parameter, at + literal.size())) {
+      sql.replace(at, parameter.size(), literal);
     }
   }
   return sql;
+}
+// The C++ producer's fast path (sql/queries/enqueue_into_existing_zone.sql, the very file the
+// library embeds) with its parameters spelled as literals. It returns no row when the tenant has
+// no pointer; the producer then calls quick.enqueue (fast_path_fallback).
+std::string fast_path_enqueue_sql(const std::string& tenant) {
+  return query_file_with_literals("enqueue_into_existing_zone", {{"$1", sql_literal(tenant)},
+                                                                 {"$2", "'race'"},
+                                                                 {"$3", "'{}'"},
+                                                                 {"$4", "'0'"},
+                                                                 {"$5", "0"}});
+}
+// The producer's batch fast path (sql/queries/enqueue_batch_into_existing_zones.sql) on a batch of
+// one item, as enqueue_batch_in spells it; no row when the tenant has no pointer, and the producer
+// then calls quick.enqueue_batch (batch_fast_path_fallback).
+std::string race_batch_json(const std::string& tenant) {
+  return sql_literal(R"([{"tenant":")" + tenant + R"(","job_type":"race","payload":{},"vesting_delay":"0","priority":0}])");
+}
+std::string batch_fast_path_enqueue_sql(const std::string& tenant) {
+  return query_file_with_literals("enqueue_batch_into_existing_zones", {{"$1", race_batch_json(tenant)}});
+}
+testing::Step batch_fast_path_fallback(const std::string& tenant, const std::string& label) {
+  return dynamic_step(label, [tenant](const RunView& view) -> std::optional<std::string> {
+    if (view.previous().row_count() > 0) return std::nullopt;
+    return "SELECT item_id FROM quick.enqueue_batch(" + race_batch_json(tenant) + "::jsonb)";
+  });
 }
 testing::Step fast_path_fallback(const std::string& tenant, const std::string& label) {
   return dynamic_step(label, [tenant](const RunView& view) -> std::optional<std::string> {
@@ -479,6 +502,30 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
     expect_protocol_kept(result, 35);
   }
 
+  // (c'') The same race with the producer's batch fast path: one statement locking the existing
+  // pointer FOR KEY SHARE and inserting the batch only if it locked every tenant's pointer, or,
+  // when it finds none (the GC deleted it), quick.enqueue_batch.
+  void check_producer_batch_fast_path(Isolation isolation) {
+    const auto result = enumerate(
+        2, "c-batch-" + short_name(isolation), LeaseState::kLive,
+        [isolation](const std::string& tenant) {
+          return std::vector<SessionScript>{
+              {"E",
+               {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
+                                               app_statement(tenant)),
+                fixed_step("E2:batch-fast-path", batch_fast_path_enqueue_sql(tenant)),
+                batch_fast_path_fallback(tenant, "E3:quick.enqueue_batch?"), fixed_step("E4:commit", "COMMIT")}},
+              settle_session(tenant)};
+        },
+        [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
+          if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to quick.enqueue_batch");
+          return check_enqueue_against_settle(tenant, run, isolation, stats);
+        });
+    report(result, "producer batch fast path in E(" + short_name(isolation) + ", after an app statement) x "
+                   "quick.settle_pointers in G(RC)");
+    expect_protocol_kept(result, 35);
+  }
+
   // (d) Three sessions on one pointer whose GC lease has run out: E enqueues; C leases the
   // pointer again and settles it (collecting it when the zone is empty); G settles with its stale
   // lease.
@@ -595,6 +642,16 @@ TEST_F(EnqueueGcRaceTest, RepeatableReadProducerFastPathAbortsOnlyWhenSettlePoin
 }
 TEST_F(EnqueueGcRaceTest, SerializableProducerFastPathAbortsOnlyWhenSettlePointersCollected) {
   check_producer_fast_path(Isolation::kSerializable);
+}
+
+TEST_F(EnqueueGcRaceTest, ReadCommittedProducerBatchFastPathRacingSettlePointersNeverOrphansNorAborts) {
+  check_producer_batch_fast_path(Isolation::kReadCommitted);
+}
+TEST_F(EnqueueGcRaceTest, RepeatableReadProducerBatchFastPathAbortsOnlyWhenSettlePointersCollected) {
+  check_producer_batch_fast_path(Isolation::kRepeatableRead);
+}
+TEST_F(EnqueueGcRaceTest, SerializableProducerBatchFastPathAbortsOnlyWhenSettlePointersCollected) {
+  check_producer_batch_fast_path(Isolation::kSerializable);
 }
 
 TEST_F(EnqueueGcRaceTest, ReadCommittedEnqueueConsumerAndGcNeverOrphanAZoneNorHangInAnyInterleaving) {

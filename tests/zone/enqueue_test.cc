@@ -427,6 +427,109 @@ TEST_F(EnqueueTest, BatchCreatesOnePointerPerDistinctTenantVestingWithItsEarlies
   EXPECT_EQ(stored_pointer(*conn, "tenant-b")->vesting_time, stored_item(*conn, results[1].item_id)->vesting_time);
 }
 
+// enqueue_batch_in's fast path (sql/queries/enqueue_batch_into_existing_zones.sql) takes batches
+// without client item ids whose tenants all have a pointer. It draws each id once, so the ids of
+// a batch it wrote follow the sequence's last value; the fallback to quick.enqueue_batch draws a
+// second set, leaving a gap. The tests below use that to know which path ran.
+class BatchFastPathTest : public EnqueueTest {
+ protected:
+  std::int64_t last_item_id() { return query_value<std::int64_t>("SELECT last_value FROM quick.items_id_seq"); }
+  int pulls(const std::string& where = "true") {
+    return query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE " + where);
+  }
+};
+
+TEST_F(BatchFastPathTest, BatchIntoExistingZonesIsWrittenInOneStatementWithOnePullPerParkedZone) {
+  auto conn = connect();
+  // Two zones whose pointers are parked an hour ahead, one that is vested.
+  testing::enqueue_committed(*conn, make_item("parked-a", "job", "{}", 3'600'000ms));
+  testing::enqueue_committed(*conn, make_item("parked-b", "job", "{}", 3'600'000ms));
+  testing::enqueue_committed(*conn, make_item("vested"));
+  const auto before = last_item_id();
+  pqxx::work txn(*conn);
+  const std::vector<NewItem> batch = {
+      make_item("parked-a", "job", R"({"n":1})", 600'000ms, 3),
+      make_item("vested", "other", R"({"n":2})"),
+      make_item("parked-b", "job", R"({"n":3})", 1'200'000ms),
+      make_item("parked-a", "job", R"({"n":4})", 60'000ms, -1),
+  };
+  const auto results = enqueue_batch_in(txn, batch);
+  txn.commit();
+
+  ASSERT_EQ(results.size(), batch.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].item_id, before + 1 + static_cast<std::int64_t>(i)) << "not the fast path, or not in input order";
+    EXPECT_FALSE(results[i].duplicate);
+    const auto item = stored_item(*conn, results[i].item_id);
+    ASSERT_TRUE(item.has_value()) << "result " << i;
+    EXPECT_EQ(item->tenant, batch[i].tenant);
+    EXPECT_EQ(item->job_type, batch[i].job_type);
+    EXPECT_EQ(item->priority, batch[i].priority);
+    EXPECT_EQ(item->payload, "{\"n\": " + std::to_string(i + 1) + "}");
+  }
+  EXPECT_EQ(query_value<std::string>("SELECT (vesting_time - enqueued_at)::text FROM quick.items WHERE id = " +
+                                     std::to_string(results[2].item_id)),
+            "00:20:00");
+  // One request per parked zone, for its earliest new item; none for the vested zone.
+  EXPECT_EQ(pulls(), 2);
+  EXPECT_EQ(query_value<std::string>("SELECT vesting_time::text FROM quick.pointer_pulls WHERE tenant = 'parked-a'"),
+            query_value<std::string>("SELECT vesting_time::text FROM quick.items WHERE id = " +
+                                     std::to_string(results[3].item_id)));
+  EXPECT_EQ(pulls("tenant = 'vested'"), 0);
+  EXPECT_EQ(pointers(), 3);
+}
+
+TEST_F(BatchFastPathTest, SerializableCallerAlwaysRecordsAPullOnTheFastPath) {
+  auto conn = connect();
+  testing::enqueue_committed(*conn, make_item("vested"));
+  const auto before = last_item_id();
+  {
+    pqxx::transaction<pqxx::isolation_level::serializable> txn(*conn);
+    const auto results = enqueue_batch_in(txn, {make_item("vested"), make_item("vested")});
+    txn.commit();
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(results[0].item_id, before + 1) << "not the fast path";
+  }
+  // It may have read an older pointer version, so it asks for a pull whatever it saw.
+  EXPECT_EQ(pulls("tenant = 'vested'"), 1);
+}
+
+TEST_F(BatchFastPathTest, ANewTenantInTheBatchSendsItToQuickEnqueueBatchWhichCreatesThePointer) {
+  auto conn = connect();
+  testing::enqueue_committed(*conn, make_item("existing"));
+  const auto before = last_item_id();
+  pqxx::work txn(*conn);
+  const auto results = enqueue_batch_in(txn, {make_item("existing", "job", R"({"n":1})"),
+                                              make_item("brand-new", "job", R"({"n":2})")});
+  txn.commit();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_GT(results[0].item_id, before + 2) << "the fast path wrote although a pointer was missing";
+  EXPECT_EQ(stored_item(*conn, results[0].item_id)->tenant, "existing");
+  EXPECT_EQ(stored_item(*conn, results[1].item_id)->payload, R"({"n": 2})");
+  EXPECT_EQ(items(), 3) << "each item exactly once";
+  EXPECT_EQ(pointers(), 2);
+  EXPECT_EQ(pulls(), 0);
+}
+
+TEST_F(BatchFastPathTest, APayloadOverTheLimitIntoExistingZonesInsertsNothingAndNamesTheItem) {
+  query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = 64");
+  auto conn = connect();  // a new connection: it reads the database's setting
+  testing::enqueue_committed(*conn, make_item("a", "job", "{}", 3'600'000ms));
+  testing::enqueue_committed(*conn, make_item("b"));
+  {
+    pqxx::work txn(*conn);
+    try {
+      enqueue_batch_in(txn, {make_item("a"), make_item("b", "job", "{\"big\":\"" + std::string(200, 'x') + "\"}")});
+      FAIL() << "expected InvalidArgument";
+    } catch (const InvalidArgument& error) {
+      EXPECT_THAT(error.what(), HasSubstr("item 2"));
+      EXPECT_THAT(error.what(), HasSubstr("max_payload_bytes"));
+    }
+  }
+  EXPECT_EQ(items(), 2) << "only the two set up";
+  EXPECT_EQ(pulls(), 0);
+}
+
 TEST_F(EnqueueTest, EmptyBatchEnqueuesNothing) {
   auto conn = connect();
   pqxx::work txn(*conn);

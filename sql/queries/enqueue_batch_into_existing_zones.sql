@@ -1,0 +1,40 @@
+-- The C++ producer's batch fast path: quick.enqueue_batch's protocol for the common case, in one
+-- statement read straight from the same JSON array ($1, built by enqueue_batch_in from items it
+-- has validated): an id per input position (drawn in input order), FOR KEY SHARE on each
+-- distinct tenant's pointer (in tenant order, each through its own index lookup), the pull
+-- requests quick.enqueue_batch would record, then the items. Items and requests are written only
+-- when every tenant's pointer was locked and every payload is within quick.max_payload_bytes():
+-- the InitPlan over `locked` runs, and so takes every lock, before either insert reads a row.
+-- Otherwise no row comes back and nothing but locks was taken: the producer then calls
+-- quick.enqueue_batch, which creates the pointers or raises the error (the ids drawn here are
+-- left unused). Batches with client item ids always go to quick.enqueue_batch.
+-- Returns the new ids in input order.
+WITH input AS MATERIALIZED (
+    -- The defaults of quick.enqueue_batch's format, although enqueue_batch_in spells every key.
+    SELECT a.ord, a.e->>'tenant' AS tenant, a.e->>'job_type' AS job_type,
+           coalesce(a.e->'payload', '{}'::jsonb) AS payload,
+           statement_timestamp() + coalesce((a.e->>'vesting_delay')::interval, interval '0') AS vesting_time,
+           coalesce((a.e->>'priority')::integer, 0) AS priority, nextval('quick.items_id_seq') AS id
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS a(e, ord)),
+wanted AS MATERIALIZED (
+    SELECT i.tenant, min(i.vesting_time) AS first FROM input i GROUP BY i.tenant),
+locked AS MATERIALIZED (
+    SELECT p.tenant, p.vesting_time, p.lease_id, w.first
+      FROM (SELECT * FROM wanted ORDER BY tenant) w
+      CROSS JOIN LATERAL (
+            SELECT p.tenant, p.vesting_time, p.lease_id FROM quick.pointers p
+             WHERE p.tenant = w.tenant FOR KEY SHARE) p),
+complete AS MATERIALIZED (
+    SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM wanted)
+           AND (SELECT bool_and(pg_column_size(i.payload) <= quick.max_payload_bytes()) FROM input i) AS ok),
+pulls AS (
+    INSERT INTO quick.pointer_pulls (tenant, vesting_time)
+    SELECT l.tenant, l.first FROM locked l, complete c
+     WHERE c.ok AND ((l.vesting_time > l.first AND l.lease_id IS NULL)
+                     OR current_setting('transaction_isolation') <> 'read committed')),
+written AS (
+    INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, payload)
+    SELECT i.id, i.tenant, i.job_type, i.priority, i.vesting_time, i.payload
+      FROM input i, complete c WHERE c.ok ORDER BY i.ord
+    RETURNING 1)
+SELECT i.id FROM input i WHERE (SELECT count(*) FROM written) > 0 ORDER BY i.ord

@@ -5,8 +5,9 @@
 #   batch shape:  100 items into ~100 random tenants, 4 clients (the enqueue experiment's batch);
 #   steady shape: ~60 items into 24 random tenants, 2 clients (a producer's 5 ms tick in the
 #                 steady-state experiment).
-# Variants go from a bare insert, through quick.items' indexes and the pointer locks, to
-# quick.enqueue_batch itself. Before each variant every table is put back to its seeded size
+# Variants go from a bare insert, through quick.items' indexes and the pointer locks, to what
+# enqueue_batch_in runs (its one-statement fast path, sql/queries/enqueue_batch_into_existing_
+# zones.sql) and quick.enqueue_batch, the function psql callers and the fast path's fallback use. Before each variant every table is put back to its seeded size
 # (reset.sql), so that no variant pays for an index another one grew. Printed per variant:
 # transactions/s, the ratio to the first (bare) variant, how busy the machine was, and its
 # processor time per item (pgbench and server; /proc/stat): what an enqueue takes from cores
@@ -27,7 +28,7 @@ quick=${QUICK_BUILD_DIR:-$root/build}/quick
 [ -x "$quick" ] || { echo "$quick not found: build first (cmake --build build)" >&2; exit 1; }
 
 db="quick_enqueue_floor_$$"
-scratch=$(mktemp -d)  # pgbench's error output, shown when a variant fails
+scratch=$(mktemp -d)  # generated pgbench scripts, and pgbench's errors when a variant fails
 psql "$url" -qAtc "CREATE DATABASE $db" >/dev/null
 trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; rm -rf "$scratch"' EXIT
 dburl="$url dbname=$db"
@@ -37,6 +38,14 @@ psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
 # Busy and total clock ticks of all cores (user nice system idle iowait irq softirq steal).
 cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
 ticks_per_second=$(getconf CLK_TCK)
+
+# enqueue_batch_in's fast path, the very statement the library embeds, reading its JSON array from
+# the pre-built inputs instead of a parameter.
+fast_path="$root/sql/queries/enqueue_batch_into_existing_zones.sql"
+for shape in batch steady; do
+  { echo '\set r random(1, 1000)'
+    sed "s/\$1::jsonb/(SELECT doc::jsonb FROM ${shape}_docs WHERE id = :r)/" "$fast_path"; } >"$scratch/${shape}_fast_path.sql"
+done
 
 steady_items=$(psql "$dburl" -qAtc "SELECT round(avg(jsonb_array_length(doc::jsonb)), 1) FROM steady_docs")
 
@@ -49,7 +58,9 @@ measure() {
   for variant in "$@"; do
     psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/reset.sql" >/dev/null
     read -r busy0 total0 < <(cpu_ticks)
-    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$here/$variant.sql" "$dburl" 2>"$scratch/pgbench.err") ||
+    script="$here/$variant.sql"
+    [ -f "$script" ] || script="$scratch/$variant.sql"
+    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$dburl" 2>"$scratch/pgbench.err") ||
       { echo "pgbench failed on $variant:" >&2; grep -m3 error "$scratch/pgbench.err" >&2; exit 1; }
     read -r busy1 total1 < <(cpu_ticks)
     tps=$(awk '/^tps/ {print $3; exit}' <<<"$out")
@@ -65,7 +76,7 @@ measure() {
 echo "${seconds} s per variant, ${rounds} round(s), $(date -u +%FT%TZ)"
 for round in $(seq 1 "$rounds"); do
   measure "round $round, batch shape: 100 items into ~100 random tenants per transaction, 4 clients" 4 100 \
-    plain items_no_zone_index items_shape advisory_and_insert lock_and_insert enqueue_batch
+    plain items_no_zone_index items_shape advisory_and_insert lock_and_insert batch_fast_path enqueue_batch
   measure "round $round, steady shape: ${steady_items} items into 24 random tenants per transaction, 2 clients" 2 "$steady_items" \
-    steady_plain steady_items_shape steady_lock_and_insert steady_enqueue_batch
+    steady_plain steady_items_shape steady_lock_and_insert steady_fast_path steady_enqueue_batch
 done

@@ -90,7 +90,13 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
     // refuses; the function then does it all.
     if (!any_client_item_id) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json);
-      if (fast.size() == items.size()) {
+      if (!fast.empty()) {
+        // It returns every id or none; anything else means it wrote, and the fallback must not
+        // write the batch a second time.
+        if (fast.size() != items.size()) {
+          throw Error("enqueue_batch_in: the batch statement returned " + std::to_string(fast.size()) +
+                      " ids for " + std::to_string(items.size()) + " items");
+        }
         std::vector<EnqueueResult> results;
         results.reserve(fast.size());
         for (const auto& row : fast) results.push_back(EnqueueResult{row[0].as<std::int64_t>(), false});

@@ -238,10 +238,16 @@ std::string fast_path_enqueue_sql(const std::string& tenant) {
                                                                  {"$5", "0"}});
 }
 // The producer's batch fast path (sql/queries/enqueue_batch_into_existing_zones.sql) on a batch of
-// one item, as enqueue_batch_in spells it; no row when the tenant has no pointer, and the producer
-// then calls quick.enqueue_batch (batch_fast_path_fallback).
+// two items, as enqueue_batch_in spells it: one for the raced tenant and one for a companion
+// whose pointer always exists (kBatchCompanion), so that the statement must notice that one of
+// its tenants lost its pointer while another did not. No row when a pointer is missing; the
+// producer then calls quick.enqueue_batch (batch_fast_path_fallback).
+constexpr const char* kBatchCompanion = "race-companion";
 std::string race_batch_json(const std::string& tenant) {
-  return sql_literal(R"([{"tenant":")" + tenant + R"(","job_type":"race","payload":{},"vesting_delay":"0","priority":0}])");
+  const auto element = [](const std::string& t) {
+    return R"({"tenant":")" + t + R"(","job_type":"race","payload":{},"vesting_delay":"0","priority":0})";
+  };
+  return sql_literal("[" + element(kBatchCompanion) + "," + element(tenant) + "]");
 }
 std::string batch_fast_path_enqueue_sql(const std::string& tenant) {
   return query_file_with_literals("enqueue_batch_into_existing_zones", {{"$1", race_batch_json(tenant)}});
@@ -503,9 +509,16 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
   }
 
   // (c'') The same race with the producer's batch fast path: one statement locking the existing
-  // pointer FOR KEY SHARE and inserting the batch only if it locked every tenant's pointer, or,
-  // when it finds none (the GC deleted it), quick.enqueue_batch.
+  // pointers FOR KEY SHARE and inserting the batch only if it locked every tenant's pointer (here
+  // the raced tenant's and a companion's), or, when one is missing (the GC deleted it),
+  // quick.enqueue_batch.
   void check_producer_batch_fast_path(Isolation isolation) {
+    {
+      pqxx::nontransaction txn(*checker_);
+      txn.exec_params("INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
+                      "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
+                      std::string(kBatchCompanion));
+    }
     const auto result = enumerate(
         2, "c-batch-" + short_name(isolation), LeaseState::kLive,
         [isolation](const std::string& tenant) {

@@ -494,6 +494,37 @@ TEST_F(BatchFastPathTest, SerializableCallerAlwaysRecordsAPullOnTheFastPath) {
   EXPECT_EQ(pulls("tenant = 'vested'"), 1);
 }
 
+TEST_F(BatchFastPathTest, RepeatableReadCallerAlwaysRecordsAPullOnTheFastPath) {
+  auto conn = connect();
+  testing::enqueue_committed(*conn, make_item("vested"));
+  const auto before = last_item_id();
+  {
+    pqxx::transaction<pqxx::isolation_level::repeatable_read> txn(*conn);
+    const auto results = enqueue_batch_in(txn, {make_item("vested")});
+    txn.commit();
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].item_id, before + 1) << "not the fast path";
+  }
+  EXPECT_EQ(pulls("tenant = 'vested'"), 1);
+}
+
+TEST_F(BatchFastPathTest, APointerAConsumerHoldsGetsNoPullItsHolderSettlesIt) {
+  auto conn = connect();
+  testing::enqueue_committed(*conn, make_item("held"));
+  {
+    pqxx::work consumer(*conn);
+    ASSERT_EQ(store::lease_pointers(consumer, {"held"}, 60'000ms).size(), 1u);  // vests in a minute
+    consumer.commit();
+  }
+  const auto before = last_item_id();
+  pqxx::work txn(*conn);
+  const auto results = enqueue_batch_in(txn, {make_item("held")});
+  txn.commit();
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].item_id, before + 1) << "not the fast path";
+  EXPECT_EQ(pulls(), 0);
+}
+
 TEST_F(BatchFastPathTest, ANewTenantInTheBatchSendsItToQuickEnqueueBatchWhichCreatesThePointer) {
   auto conn = connect();
   testing::enqueue_committed(*conn, make_item("existing"));

@@ -484,34 +484,42 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
     expect_protocol_kept(result, 35);
   }
 
-  // (c') The same race with the C++ producer's fast path in place of quick.enqueue: one statement
-  // locking the existing pointer FOR KEY SHARE and inserting the item, or, when it finds no
-  // pointer (the GC deleted it), quick.enqueue.
-  void check_producer_fast_path(Isolation isolation) {
+  // (c') The same race with one of the C++ producer's fast paths in place of quick.enqueue: one
+  // statement locking the existing pointers FOR KEY SHARE and inserting, or, when a pointer is
+  // missing (the GC deleted it), the SQL function it falls back to. `name` labels the run;
+  // `fast_path` is the statement, `fallback` the step that calls the function.
+  void check_producer_fast_path_race(Isolation isolation, const std::string& name,
+                                     const std::function<std::string(const std::string&)>& fast_path,
+                                     const std::function<testing::Step(const std::string&)>& fallback,
+                                     const std::string& function) {
     const auto result = enumerate(
-        2, "c-fast-" + short_name(isolation), LeaseState::kLive,
-        [isolation](const std::string& tenant) {
+        2, "c-" + name + "-" + short_name(isolation), LeaseState::kLive,
+        [&](const std::string& tenant) {
           return std::vector<SessionScript>{
               {"E",
                {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
                                                app_statement(tenant)),
-                fixed_step("E2:fast-path", fast_path_enqueue_sql(tenant)),
-                fast_path_fallback(tenant, "E3:quick.enqueue?"), fixed_step("E4:commit", "COMMIT")}},
+                fixed_step("E2:" + name, fast_path(tenant)), fallback(tenant), fixed_step("E4:commit", "COMMIT")}},
               settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
-          if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to quick.enqueue");
+          if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to " + function);
           return check_enqueue_against_settle(tenant, run, isolation, stats);
         });
-    report(result, "producer fast path in E(" + short_name(isolation) + ", after an app statement) x "
+    report(result, "producer " + name + " in E(" + short_name(isolation) + ", after an app statement) x "
                    "quick.settle_pointers in G(RC)");
     expect_protocol_kept(result, 35);
   }
 
-  // (c'') The same race with the producer's batch fast path: one statement locking the existing
-  // pointers FOR KEY SHARE and inserting the batch only if it locked every tenant's pointer (here
-  // the raced tenant's and a companion's), or, when one is missing (the GC deleted it),
-  // quick.enqueue_batch.
+  // The single-item fast path, falling back to quick.enqueue.
+  void check_producer_fast_path(Isolation isolation) {
+    check_producer_fast_path_race(
+        isolation, "fast-path", fast_path_enqueue_sql,
+        [](const std::string& tenant) { return fast_path_fallback(tenant, "E3:quick.enqueue?"); }, "quick.enqueue");
+  }
+
+  // The batch fast path, falling back to quick.enqueue_batch. Its batch holds the raced tenant
+  // and a companion whose pointer stays, so it must write only if it locked every tenant's pointer.
   void check_producer_batch_fast_path(Isolation isolation) {
     {
       pqxx::nontransaction txn(*checker_);
@@ -519,24 +527,10 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                       "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
                       std::string(kBatchCompanion));
     }
-    const auto result = enumerate(
-        2, "c-batch-" + short_name(isolation), LeaseState::kLive,
-        [isolation](const std::string& tenant) {
-          return std::vector<SessionScript>{
-              {"E",
-               {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
-                                               app_statement(tenant)),
-                fixed_step("E2:batch-fast-path", batch_fast_path_enqueue_sql(tenant)),
-                batch_fast_path_fallback(tenant, "E3:quick.enqueue_batch?"), fixed_step("E4:commit", "COMMIT")}},
-              settle_session(tenant)};
-        },
-        [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
-          if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to quick.enqueue_batch");
-          return check_enqueue_against_settle(tenant, run, isolation, stats);
-        });
-    report(result, "producer batch fast path in E(" + short_name(isolation) + ", after an app statement) x "
-                   "quick.settle_pointers in G(RC)");
-    expect_protocol_kept(result, 35);
+    check_producer_fast_path_race(
+        isolation, "batch-fast-path", batch_fast_path_enqueue_sql,
+        [](const std::string& tenant) { return batch_fast_path_fallback(tenant, "E3:quick.enqueue_batch?"); },
+        "quick.enqueue_batch");
   }
 
   // (d) Three sessions on one pointer whose GC lease has run out: E enqueues; C leases the

@@ -432,7 +432,7 @@ TEST_F(EnqueueTest, BatchCreatesOnePointerPerDistinctTenantVestingWithItsEarlies
 // a batch it wrote follow the sequence's last value; the fallback to quick.enqueue_batch draws a
 // second set, leaving a gap. The tests below use that to know which path ran.
 class BatchFastPathTest : public EnqueueTest {
- protected:
+ public:
   std::int64_t last_item_id() { return query_value<std::int64_t>("SELECT last_value FROM quick.items_id_seq"); }
   int pulls(const std::string& where = "true") {
     return query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE " + where);
@@ -479,33 +479,30 @@ TEST_F(BatchFastPathTest, BatchIntoExistingZonesIsWrittenInOneStatementWithOnePu
   EXPECT_EQ(pointers(), 3);
 }
 
-TEST_F(BatchFastPathTest, SerializableCallerAlwaysRecordsAPullOnTheFastPath) {
-  auto conn = connect();
-  testing::enqueue_committed(*conn, make_item("vested"));
-  const auto before = last_item_id();
+// A REPEATABLE READ or SERIALIZABLE caller may have read an older pointer version, so the fast
+// path asks for a pull whatever it saw, as quick.enqueue_batch does.
+template <typename Transaction>
+void expect_fast_path_always_pulls(BatchFastPathTest& test, pqxx::connection& conn, std::size_t items) {
+  testing::enqueue_committed(conn, make_item("vested"));
+  const auto before = test.last_item_id();
   {
-    pqxx::transaction<pqxx::isolation_level::serializable> txn(*conn);
-    const auto results = enqueue_batch_in(txn, {make_item("vested"), make_item("vested")});
+    Transaction txn(conn);
+    const auto results = enqueue_batch_in(txn, std::vector<NewItem>(items, make_item("vested")));
     txn.commit();
-    ASSERT_EQ(results.size(), 2u);
+    ASSERT_EQ(results.size(), items);
     EXPECT_EQ(results[0].item_id, before + 1) << "not the fast path";
   }
-  // It may have read an older pointer version, so it asks for a pull whatever it saw.
-  EXPECT_EQ(pulls("tenant = 'vested'"), 1);
+  EXPECT_EQ(test.pulls("tenant = 'vested'"), 1);
+}
+
+TEST_F(BatchFastPathTest, SerializableCallerAlwaysRecordsAPullOnTheFastPath) {
+  auto conn = connect();
+  expect_fast_path_always_pulls<pqxx::transaction<pqxx::isolation_level::serializable>>(*this, *conn, 2);
 }
 
 TEST_F(BatchFastPathTest, RepeatableReadCallerAlwaysRecordsAPullOnTheFastPath) {
   auto conn = connect();
-  testing::enqueue_committed(*conn, make_item("vested"));
-  const auto before = last_item_id();
-  {
-    pqxx::transaction<pqxx::isolation_level::repeatable_read> txn(*conn);
-    const auto results = enqueue_batch_in(txn, {make_item("vested")});
-    txn.commit();
-    ASSERT_EQ(results.size(), 1u);
-    EXPECT_EQ(results[0].item_id, before + 1) << "not the fast path";
-  }
-  EXPECT_EQ(pulls("tenant = 'vested'"), 1);
+  expect_fast_path_always_pulls<pqxx::transaction<pqxx::isolation_level::repeatable_read>>(*this, *conn, 1);
 }
 
 TEST_F(BatchFastPathTest, APointerAConsumerHoldsGetsNoPullItsHolderSettlesIt) {

@@ -9,6 +9,14 @@ CREATE TABLE bare_jobs (
     tenant text NOT NULL, job_type text NOT NULL, payload jsonb NOT NULL,
     created timestamptz NOT NULL DEFAULT now());
 
+-- The plain SKIP LOCKED queue's table, as the benchmark's baseline queue creates it
+-- (bench/support/baseline_queue.cc): the bare table plus the index its consumers claim by.
+CREATE TABLE queue_jobs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tenant text NOT NULL, priority integer NOT NULL DEFAULT 0,
+    run_at timestamptz NOT NULL DEFAULT statement_timestamp(), payload jsonb NOT NULL DEFAULT '{}');
+CREATE INDEX ON queue_jobs (priority, run_at);
+
 -- quick.items' columns, defaults and indexes (primary key, zone index, partial unique index).
 CREATE TABLE items_shape (LIKE quick.items INCLUDING ALL);
 INSERT INTO items_shape (tenant, job_type, vesting_time) SELECT 't' || g, 'seed', now() FROM generate_series(0, 9999) g;

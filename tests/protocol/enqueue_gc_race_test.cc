@@ -245,7 +245,7 @@ std::string fast_path_enqueue_sql(const std::string& tenant) {
 constexpr const char* kBatchCompanion = "race-companion";
 std::string race_batch_json(const std::string& tenant) {
   const auto element = [](const std::string& t) {
-    return R"({"tenant":")" + t + R"(","job_type":"race","payload":{},"vesting_delay":"0","priority":0})";
+    return R"({"tenant":")" + t + R"(","job_type":"race","payload":{}})";
   };
   return sql_literal("[" + element(kBatchCompanion) + "," + element(tenant) + "]");
 }

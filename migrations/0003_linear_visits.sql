@@ -1,0 +1,214 @@
+-- quick-pg schema version 3: quick.visit_zones in time linear in the number of zones visited.
+--
+-- Version 2's visit told its steps' results apart by testing each zone's membership in arrays of
+-- tenants (`= ANY (found_zones)`, `<> ALL (busy_zones)`, `= ANY (locked_tenants)` ...): a scan of
+-- the array per zone, so a visit of n zones made about 4 n^2 text comparisons. At the default 100
+-- zones that is a few per cent of a visit; at 400 it was most of it, which kept Managers from
+-- visiting zones in larger batches. This version carries one flag per zone in arrays aligned with
+-- the visited zones instead, and takes step 4a's locks one zone at a time in tenant order (one
+-- index lookup each, as the ANY scan made), so it knows which zone each lock belongs to without
+-- searching. The protocol (docs/protocol.md) and the results are those of version 2, step for
+-- step: see the comments of migrations/0002_consumer.sql.
+--
+-- Apply with: psql -v ON_ERROR_STOP=1 -f migrations/0003_linear_visits.sql (after 0002), or quick migrate.
+
+BEGIN;
+
+SELECT pg_advisory_xact_lock(487085218667);
+
+DO $guard$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 2) THEN
+        RAISE EXCEPTION 'quick migration 0003 needs migration 0002 first' USING ERRCODE = 'undefined_object';
+    END IF;
+    IF EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 3) THEN
+        RAISE EXCEPTION 'quick migration 0003 is already applied to database %', current_database()
+            USING ERRCODE = 'duplicate_object';
+    END IF;
+END
+$guard$;
+
+CREATE OR REPLACE FUNCTION quick.visit_zones(tenants text[], dequeue_max integer, item_lease_duration interval,
+                                             min_inactive interval, excluded_job_types text[] DEFAULT '{}')
+RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
+               item_id bigint, job_type text, priority integer, item_lease_id uuid,
+               error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
+               last_error text, ready_lag interval, age interval)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    now_ts          timestamptz := statement_timestamp();
+    -- The zones visited (their pointers locked), in tenant order, and per zone, at the same index:
+    zone_tenants    text[];
+    zone_active     timestamptz[];   -- last_active_time
+    zone_lag        interval[];      -- how long the pointer had been vested
+    zone_found      boolean[];       -- it had vested items to take (step 1's probe)
+    zone_busy       boolean[];       -- it still has vested items after the dequeue (step 3)
+    found_zones     text[];
+    busy_zones      text[];
+    -- The zones to settle (the visited ones that are not busy), with their flags, and per zone
+    -- whether step 4a locked it.
+    settle_tenants  text[];
+    settle_active   timestamptz[];
+    settle_lag      interval[];
+    settle_found    boolean[];
+    settle_locked   boolean[];
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
+            MESSAGE = 'quick.visit_zones must run in READ COMMITTED: it settles pointers with the GC protocol';
+    END IF;
+    PERFORM quick.check_positive_interval(item_lease_duration, 'item_lease_duration', 'quick.visit_zones');
+    PERFORM quick.check_argument(dequeue_max > 0,
+        'quick.visit_zones: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
+    PERFORM quick.check_argument(min_inactive >= interval '0',
+        'quick.visit_zones: min_inactive must be zero or positive, got %s', coalesce(min_inactive::text, 'NULL'));
+
+    -- 1: lock the vested pointers of the named zones and probe which have vested items to take.
+    SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.active ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
+      INTO zone_tenants, zone_active, zone_lag, zone_found, found_zones
+      FROM (SELECT p.tenant, p.last_active_time, p.vesting_time,
+                   EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
+                              AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))) AS active
+              FROM quick.pointers p
+             WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
+             ORDER BY p.tenant
+               FOR NO KEY UPDATE OF p SKIP LOCKED) l;
+    -- Why the others were not visited (no locks; only the losers are looked at). EXCEPT hashes
+    -- or sorts, where `<> ALL (zone_tenants)` would scan the array once per tenant.
+    IF cardinality(zone_tenants) < cardinality(tenants) THEN
+        RETURN QUERY
+        SELECT 'conflict'::text, t.tenant,
+               CASE WHEN p.tenant IS NULL THEN 'gone'
+                    WHEN p.vesting_time <= now_ts THEN 'locked'
+                    ELSE 'not_vested' END,
+               NULL::interval, NULL::bigint, NULL::text, NULL::integer, NULL::uuid, NULL::integer,
+               NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text, NULL::interval, NULL::interval
+          FROM (SELECT u.t AS tenant FROM unnest(tenants) u(t)
+                EXCEPT
+                SELECT v.t FROM unnest(zone_tenants) v(t)) t
+          LEFT JOIN quick.pointers p ON p.tenant = t.tenant;
+    END IF;
+    IF cardinality(zone_tenants) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- 2: dequeue from the zones that have vested items, streaming the leased items out.
+    IF cardinality(found_zones) > 0 THEN
+        RETURN QUERY
+        WITH chosen AS MATERIALIZED (
+            SELECT c.id, c.vesting_time AS ready_at
+              FROM unnest(found_zones) z(tenant)
+              CROSS JOIN LATERAL (
+                    SELECT i.id, i.vesting_time FROM quick.items i
+                     WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
+                       AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                     ORDER BY i.priority, i.vesting_time
+                     LIMIT dequeue_max
+                       FOR NO KEY UPDATE SKIP LOCKED) c)
+        UPDATE quick.items i
+           SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
+          FROM chosen WHERE i.id = chosen.id
+        RETURNING 'item'::text, i.tenant, NULL::text, NULL::interval, i.id, i.job_type, i.priority, i.lease_id,
+                  i.error_count, i.payload, i.enqueued_at, i.client_item_id, i.last_error,
+                  now_ts - chosen.ready_at, now_ts - i.enqueued_at;
+    END IF;
+
+    -- 3: zones that still have vested items after the dequeue (this reads our own writes: the
+    -- items just leased no longer vest) vest again now. A plain no-key update, no FOR UPDATE:
+    -- see version 2.
+    SELECT coalesce(array_agg(z.found AND EXISTS (SELECT 1 FROM quick.items i
+                                                   WHERE i.tenant = z.t AND i.vesting_time <= now_ts)
+                              ORDER BY z.n), '{}')
+      INTO zone_busy
+      FROM unnest(zone_tenants, zone_found) WITH ORDINALITY z(t, found, n);
+    busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
+                         WHERE z.busy ORDER BY z.n);
+    IF cardinality(busy_zones) > 0 THEN
+        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL
+         WHERE p.tenant = ANY (busy_zones);
+        RETURN QUERY
+        SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
+               NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text,
+               NULL::interval, NULL::interval
+          FROM unnest(zone_tenants, zone_lag, zone_busy) z(t, lag, busy)
+         WHERE z.busy;
+    END IF;
+    SELECT coalesce(array_agg(z.t ORDER BY z.n), '{}'), coalesce(array_agg(z.active ORDER BY z.n), '{}'),
+           coalesce(array_agg(z.lag ORDER BY z.n), '{}'), coalesce(array_agg(z.found ORDER BY z.n), '{}')
+      INTO settle_tenants, settle_active, settle_lag, settle_found
+      FROM unnest(zone_tenants, zone_active, zone_lag, zone_found, zone_busy) WITH ORDINALITY
+           z(t, active, lag, found, busy, n)
+     WHERE NOT z.busy;
+    IF cardinality(settle_tenants) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- 4a: lock each zone to settle FOR UPDATE SKIP LOCKED, in tenant order (settle_tenants is in
+    -- tenant order and the lateral lookups run in the order of its rows), noting per zone whether
+    -- the lock was taken. It conflicts only with an enqueue in flight.
+    SELECT coalesce(array_agg(l.locked ORDER BY z.n), '{}')
+      INTO settle_locked
+      FROM unnest(settle_tenants) WITH ORDINALITY z(t, n)
+      CROSS JOIN LATERAL (
+            SELECT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = z.t FOR UPDATE SKIP LOCKED) AS locked) l;
+
+    -- 4b: a NEW statement, whose snapshot is taken after those locks and so sees every enqueue
+    -- that committed before them: read each locked zone's earliest vesting time and requeue, park
+    -- or delete its pointer; a zone left unlocked has an enqueue in flight and vests now.
+    RETURN QUERY
+    WITH zones AS (
+        SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting
+          FROM unnest(settle_tenants, settle_active, settle_lag, settle_found, settle_locked)
+               z(t, active, lag, found, locked)
+          -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
+          -- the first entry of each priority in use, then the earliest of those.
+          LEFT JOIN LATERAL (
+                WITH RECURSIVE firsts AS (
+                    (SELECT i.priority, i.vesting_time FROM quick.items i
+                      WHERE i.tenant = z.t ORDER BY i.priority, i.vesting_time LIMIT 1)
+                    UNION ALL
+                    SELECT next.priority, next.vesting_time
+                      FROM firsts f
+                      CROSS JOIN LATERAL (
+                            SELECT i.priority, i.vesting_time FROM quick.items i
+                             WHERE i.tenant = z.t AND i.priority > f.priority
+                             ORDER BY i.priority, i.vesting_time LIMIT 1) next)
+                SELECT min(firsts.vesting_time) AS first_vesting FROM firsts) fv
+            ON z.locked),
+    plan AS (
+        SELECT z.tenant, z.lag, z.found,
+               CASE WHEN NOT z.locked THEN 'released_busy'
+                    WHEN z.first_vesting IS NOT NULL THEN 'requeued'
+                    WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
+                    ELSE 'parked' END AS action,
+               CASE WHEN NOT z.locked THEN now_ts
+                    WHEN z.first_vesting IS NOT NULL THEN greatest(z.first_vesting, now_ts)
+                    WHEN z.found THEN now_ts + min_inactive
+                    ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
+          FROM zones z),
+    collected AS (
+        DELETE FROM quick.pointers p USING plan
+         WHERE plan.action = 'collected' AND p.tenant = plan.tenant
+        RETURNING p.tenant),
+    settled AS (
+        UPDATE quick.pointers p
+           SET vesting_time = plan.next_vesting, lease_id = NULL,
+               last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
+          FROM plan
+         WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
+        RETURNING p.tenant)
+    SELECT 'pointer'::text, plan.tenant, plan.action, plan.lag, NULL::bigint, NULL::text,
+           NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,
+           NULL::text, NULL::interval, NULL::interval
+      FROM plan;
+END
+$$;
+
+INSERT INTO quick.schema_migrations (version, name) VALUES (3, 'linear_visits');
+
+COMMIT;

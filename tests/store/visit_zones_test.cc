@@ -44,6 +44,14 @@ class VisitZonesTest : public DatabaseTest {
   // Empties a zone behind the consumer's back, leaving its pointer vested: a zone whose items
   // were all completed.
   void empty_zone(const std::string& tenant) { query("DELETE FROM quick.items WHERE tenant = '" + tenant + "'"); }
+  // A connection of its own for lock probes, opened on first use.
+  pqxx::connection* other_conn_for_probes() {
+    if (!probe_conn_) probe_conn_ = connect();
+    return probe_conn_.get();
+  }
+
+ private:
+  std::unique_ptr<pqxx::connection> probe_conn_;
 };
 
 std::map<std::string, SettleAction> actions_by_tenant(const ZoneVisit& visit) {
@@ -83,8 +91,25 @@ TEST_F(VisitZonesTest, OneVisitReportsEveryOutcomeAndEveryConflict) {
     pqxx::work txn(*conn);
     visit = visit_zones(txn,
                         {"busy", "emptied", "future", "held", "idle-old", "idle-recent", "locked", "missing",
-                         "throttled"},
+                         "missing", "throttled"},
                         2, 5s, kHour, {"slow"});
+    // Until the visit commits, the zones it settled stay locked against enqueuers (FOR UPDATE:
+    // an enqueue waits, then sees the parked or deleted pointer), while the zones it requeued in
+    // step 3 and the one it left to the enqueue in flight do not block an enqueue.
+    const auto key_share_now = [&](const std::string& tenant) {
+      pqxx::work probe(*other_conn_for_probes());
+      try {
+        probe.exec("SELECT 1 FROM quick.pointers WHERE tenant = '" + tenant + "' FOR KEY SHARE NOWAIT");
+        return true;
+      } catch (const pqxx::sql_error&) {
+        return false;
+      }
+    };
+    EXPECT_FALSE(key_share_now("idle-recent")) << "parked: settled under FOR UPDATE";
+    EXPECT_FALSE(key_share_now("idle-old")) << "collected: deleted under FOR UPDATE";
+    EXPECT_FALSE(key_share_now("emptied")) << "requeued after settling: FOR UPDATE";
+    EXPECT_TRUE(key_share_now("busy")) << "requeued in step 3 with a no-key update: enqueuers pass";
+    EXPECT_TRUE(key_share_now("held")) << "left to the enqueue in flight";
     txn.commit();
   }
   producer.commit();
@@ -104,7 +129,7 @@ TEST_F(VisitZonesTest, OneVisitReportsEveryOutcomeAndEveryConflict) {
                                       }));
   EXPECT_EQ(visit.conflicts_locked, 1);
   EXPECT_EQ(visit.conflicts_not_vested, 1);
-  EXPECT_EQ(visit.conflicts_gone, 1);
+  EXPECT_EQ(visit.conflicts_gone, 1) << "a tenant named twice is one conflict";
 
   EXPECT_LE(*pointer_vests_in("busy"), 0.0) << "more vested items: vests again at once";
   EXPECT_GT(*pointer_vests_in("emptied"), 4.0) << "requeued to its item's lease end";
@@ -119,25 +144,50 @@ TEST_F(VisitZonesTest, OneVisitReportsEveryOutcomeAndEveryConflict) {
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.orphaned_zones"), 0);
 }
 
-// Hundreds of zones in one visit, as a Manager with a large pointers_per_batch sends them: each
-// visited zone is reported exactly once with its own outcome, each missing tenant once as gone.
-TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesAccountsForEachZoneOnce) {
+// Hundreds of zones in one visit, as a Manager with a large pointers_per_batch sends them, with
+// the outcomes interleaved zone by zone so that a flag attached to the wrong zone shows: each
+// zone is reported exactly once with its own outcome and its own pointer lag, and its pointer
+// ends where that outcome puts it; each missing tenant is reported once as gone.
+TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
+  enum Kind { kBusy, kEmptied, kParked, kCollected, kHeld, kKinds };
+  const auto name = [](int t) { return "zone-" + std::to_string(1000 + t); };
+  const auto kind = [](int t) { return static_cast<Kind>(t % kKinds); };
+  constexpr int kZones = 400;
   auto conn = connect();
   std::vector<NewItem> seed;
-  std::vector<std::string> tenants;
-  for (int t = 0; t < 400; ++t) {
-    const std::string tenant = "zone-" + std::to_string(1000 + t);
-    tenants.push_back(tenant);
-    // Even zones hold two items, odd zones one: with dequeue_max 1 the even ones stay busy.
-    seed.push_back(make_item(tenant));
-    if (t % 2 == 0) seed.push_back(make_item(tenant));
+  std::vector<std::string> tenants, to_empty, old, recent, held;
+  for (int t = 0; t < kZones; ++t) {
+    tenants.push_back(name(t));
+    seed.push_back(make_item(name(t)));
+    if (kind(t) == kBusy) seed.push_back(make_item(name(t)));  // dequeue_max 1 leaves one
+    if (kind(t) == kParked || kind(t) == kCollected || kind(t) == kHeld) to_empty.push_back("'" + name(t) + "'");
+    if (kind(t) == kCollected) old.push_back("'" + name(t) + "'");
+    if (kind(t) == kParked) recent.push_back("'" + name(t) + "'");
+    if (kind(t) == kHeld) held.push_back(name(t));
   }
   {
     pqxx::work txn(*conn);
     enqueue_batch_in(txn, seed);
     txn.commit();
   }
+  const auto list = [](const std::vector<std::string>& quoted) {
+    std::string out;
+    for (const auto& q : quoted) out += (out.empty() ? "" : ",") + q;
+    return out;
+  };
+  query("DELETE FROM quick.items WHERE tenant IN (" + list(to_empty) + ")");
+  query("UPDATE quick.pointers SET last_active_time = now() - interval '2 hours' WHERE tenant IN (" + list(old) + ")");
+  query("UPDATE quick.pointers SET last_active_time = now() - interval '30 minutes' WHERE tenant IN (" +
+        list(recent) + ")");
+  // Each pointer vested (t % 7 + 1) seconds ago, so each zone's reported lag is its own.
+  query("UPDATE quick.pointers SET vesting_time = now() - ((substr(tenant, 6)::int - 1000) % 7 + 1) * interval '1 second'");
   for (int t = 0; t < 100; ++t) tenants.push_back("absent-" + std::to_string(t));
+  // One enqueue in flight into every "held" zone.
+  auto producer_conn = connect();
+  pqxx::work producer(*producer_conn);
+  std::vector<NewItem> in_flight;
+  for (const auto& tenant : held) in_flight.push_back(make_item(tenant));
+  enqueue_batch_in(producer, in_flight);
 
   ZoneVisit visit;
   {
@@ -145,19 +195,62 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesAccountsForEachZoneOnce) {
     visit = visit_zones(txn, tenants, 1, 5s, kHour, {});
     txn.commit();
   }
-  EXPECT_EQ(visit.items.size(), 400u);
-  const auto actions = actions_by_tenant(visit);
-  ASSERT_EQ(actions.size(), 400u);
-  for (int t = 0; t < 400; ++t) {
-    EXPECT_EQ(actions.at("zone-" + std::to_string(1000 + t)), SettleAction::kRequeued) << t;
+  producer.commit();
+
+  EXPECT_EQ(visit.items.size(), static_cast<std::size_t>(2 * kZones / kKinds));
+  std::map<std::string, const VisitedZone*> by_tenant;
+  for (const auto& zone : visit.zones) EXPECT_TRUE(by_tenant.emplace(zone.tenant, &zone).second) << zone.tenant;
+  ASSERT_EQ(by_tenant.size(), static_cast<std::size_t>(kZones));
+  const std::map<Kind, SettleAction> expected_action = {{kBusy, SettleAction::kRequeued},
+                                                        {kEmptied, SettleAction::kRequeued},
+                                                        {kParked, SettleAction::kParked},
+                                                        {kCollected, SettleAction::kCollected},
+                                                        {kHeld, SettleAction::kReleasedBusy}};
+  // Per zone: seconds until its pointer vests (NULL: gone) and whether its last activity is now.
+  std::map<std::string, std::pair<std::optional<double>, bool>> pointers;
+  for (const auto& row : query("SELECT tenant, extract(epoch FROM vesting_time - now())::float8, "
+                               "last_active_time > now() - interval '1 minute' FROM quick.pointers")) {
+    pointers[row[0].as<std::string>()] = {row[1].as<double>(), row[2].as<bool>()};
+  }
+  for (int t = 0; t < kZones; ++t) {
+    const auto& zone = *by_tenant.at(name(t));
+    EXPECT_EQ(zone.action, expected_action.at(kind(t))) << name(t);
+    const double lag_s = std::chrono::duration<double>(zone.pointer_lag).count();
+    EXPECT_GE(lag_s, t % 7 + 1 - 0.01) << name(t);
+    EXPECT_LT(lag_s, t % 7 + 1 + 5.0) << name(t);
+    const auto pointer = pointers.find(name(t));
+    if (kind(t) == kCollected) {
+      EXPECT_EQ(pointer, pointers.end()) << name(t) << " should be gone";
+      continue;
+    }
+    ASSERT_NE(pointer, pointers.end()) << name(t);
+    const double vests_in = *pointer->second.first;
+    const bool active_now = pointer->second.second;
+    switch (kind(t)) {
+      case kBusy:
+        EXPECT_LE(vests_in, 0.0) << name(t);
+        EXPECT_TRUE(active_now) << name(t);
+        break;
+      case kEmptied:
+        EXPECT_GT(vests_in, 4.0) << name(t) << ": its item's lease end";
+        EXPECT_TRUE(active_now) << name(t);
+        break;
+      case kParked:  // until min_inactive (an hour) after its last activity, 30 minutes ago
+        EXPECT_GT(vests_in, 1700.0) << name(t);
+        EXPECT_LT(vests_in, 1900.0) << name(t);
+        EXPECT_FALSE(active_now) << name(t) << ": nothing found, so its last activity stays";
+        break;
+      case kHeld:
+        EXPECT_LE(vests_in, 0.0) << name(t);
+        break;
+      default:
+        break;
+    }
   }
   EXPECT_EQ(visit.conflicts_gone, 100);
   EXPECT_EQ(visit.conflicts_locked, 0);
   EXPECT_EQ(visit.conflicts_not_vested, 0);
-  // Busy zones vest again now; zones the visit emptied wait for their item's lease.
-  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE vesting_time <= now()"), 200);
-  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE vesting_time > now() + interval '4 seconds'"),
-            200);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.orphaned_zones"), 0);
 }
 
 }  // namespace

@@ -316,6 +316,22 @@ TEST_F(EnqueueTest, BatchDuplicateOfAConcurrentlyCommittedClientItemIdReturnsThe
   EXPECT_EQ(items(), 3);
 }
 
+// Each result of a batch is its own input's item, new (not a duplicate), with its input's tenant,
+// job type and priority; input i carried the payload {"n": first_n + i}, which says whose it is.
+void expect_results_are_their_inputs(pqxx::connection& conn, const std::vector<NewItem>& batch,
+                                     const std::vector<EnqueueResult>& results, int first_n) {
+  ASSERT_EQ(results.size(), batch.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_FALSE(results[i].duplicate) << "result " << i;
+    const auto item = stored_item(conn, results[i].item_id);
+    ASSERT_TRUE(item.has_value()) << "result " << i;
+    EXPECT_EQ(item->tenant, batch[i].tenant) << "result " << i;
+    EXPECT_EQ(item->job_type, batch[i].job_type) << "result " << i;
+    EXPECT_EQ(item->priority, batch[i].priority) << "result " << i;
+    EXPECT_EQ(item->payload, "{\"n\": " + std::to_string(first_n + static_cast<int>(i)) + "}") << "result " << i;
+  }
+}
+
 TEST_F(EnqueueTest, BatchReturnsResultsInInputOrder) {
   auto conn = connect();
   std::vector<NewItem> batch;
@@ -326,15 +342,7 @@ TEST_F(EnqueueTest, BatchReturnsResultsInInputOrder) {
   pqxx::work txn(*conn);
   const auto results = enqueue_batch_in(txn, batch);
   txn.commit();
-  ASSERT_EQ(results.size(), batch.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    EXPECT_FALSE(results[i].duplicate);
-    const auto item = stored_item(*conn, results[i].item_id);
-    ASSERT_TRUE(item.has_value()) << "result " << i;
-    EXPECT_EQ(item->payload, "{\"n\": " + std::to_string(i) + "}") << "result " << i;
-    EXPECT_EQ(item->tenant, batch[i].tenant);
-    EXPECT_EQ(item->priority, batch[i].priority);
-  }
+  expect_results_are_their_inputs(*conn, batch, results, 0);
 }
 
 TEST_F(EnqueueTest, BatchReportsDuplicatesWithinTheBatchAndAgainstExistingItems) {
@@ -465,17 +473,8 @@ TEST_F(BatchFastPathTest, BatchIntoExistingZonesIsWrittenInOneStatementWithOnePu
   EXPECT_EQ(enqueue_batch_calls(txn), 0) << "not the fast path";
   txn.commit();
 
-  // Each result is its own input's item (the payloads say which).
   ASSERT_EQ(results.size(), batch.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    EXPECT_FALSE(results[i].duplicate);
-    const auto item = stored_item(*conn, results[i].item_id);
-    ASSERT_TRUE(item.has_value()) << "result " << i;
-    EXPECT_EQ(item->tenant, batch[i].tenant);
-    EXPECT_EQ(item->job_type, batch[i].job_type);
-    EXPECT_EQ(item->priority, batch[i].priority);
-    EXPECT_EQ(item->payload, "{\"n\": " + std::to_string(i + 1) + "}");
-  }
+  expect_results_are_their_inputs(*conn, batch, results, 1);
   EXPECT_EQ(query_value<std::string>("SELECT (vesting_time - enqueued_at)::text FROM quick.items WHERE id = " +
                                      std::to_string(results[2].item_id)),
             "00:20:00");
@@ -505,14 +504,7 @@ TEST_F(BatchFastPathTest, IdsOfALargeBatchComeBackInInputOrder) {
   const auto results = enqueue_batch_in(txn, batch);
   EXPECT_EQ(enqueue_batch_calls(txn), 0) << "not the fast path";
   txn.commit();
-  ASSERT_EQ(results.size(), batch.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const auto item = stored_item(*conn, results[i].item_id);
-    ASSERT_TRUE(item.has_value()) << "result " << i;
-    EXPECT_EQ(item->tenant, batch[i].tenant) << "result " << i;
-    EXPECT_EQ(item->priority, batch[i].priority) << "result " << i;
-    EXPECT_EQ(item->payload, "{\"n\": " + std::to_string(i) + "}") << "result " << i;
-  }
+  expect_results_are_their_inputs(*conn, batch, results, 0);
   EXPECT_EQ(items(), 8 + 120);
 }
 

@@ -1,0 +1,245 @@
+#include "support/steady_load.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "quick/producer.h"
+#include "support/baseline_queue.h"
+#include "support/bench_database.h"
+#include "support/load.h"
+#include "support/quick_pool.h"
+
+namespace quick::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr const char* kJobType = "noop";
+constexpr double kItemsPerEnqueue = 2.5;  // mean of uniform 1..4
+constexpr milliseconds kTick{5};
+
+// One enqueue of the paper's uniform load: `count` (1-4) items for one tenant.
+struct Enqueue {
+  std::string tenant;
+  int count;
+};
+
+// What differs between quick-pg and the baseline; the rest of a run is shared.
+struct System {
+  std::string name;
+  int connections = 0;
+  std::function<long long()> fill;  // pre-fills the drain backlog; returns its items
+  std::function<void()> start;      // starts the consumers
+  std::function<void()> stop;
+  std::function<std::uint64_t()> done;
+  std::function<ConsumerStats()> stats;  // quick-pg only: counters summed over the consumers
+  // Commits `batch` in one transaction on `conn`.
+  std::function<void(pqxx::connection& conn, const std::vector<Enqueue>& batch)> enqueue;
+};
+
+// The Scanners' and Managers' work during the run, from the difference of two snapshots: how
+// many vested pointers each peek saw and how many it selected explain the pickup latency.
+std::string describe_consumers(const ConsumerStats& before, const ConsumerStats& after, double seconds) {
+  const auto scans = static_cast<double>(after.scans - before.scans);
+  const auto peeked = static_cast<double>(after.pointers_peeked - before.pointers_peeked);
+  const auto selected = static_cast<double>(after.pointers_selected - before.pointers_selected);
+  const auto attempts = static_cast<double>(after.pointer_lease_attempts - before.pointer_lease_attempts);
+  const auto won = static_cast<double>(after.pointer_leases_won - before.pointer_leases_won);
+  const auto dequeued = static_cast<double>(after.items_dequeued - before.items_dequeued);
+  if (scans <= 0 || attempts <= 0 || won <= 0) return "no scans";
+  return fixed(scans / seconds, 0) + " scans/s (all consumers), " + fixed(peeked / scans, 1) +
+         " vested pointers per peek, " + fixed(selected / scans, 2) + " selected per scan, " +
+         fixed(100.0 * (attempts - won) / attempts, 1) + "% of lease attempts lost, " + fixed(dequeued / won, 2) +
+         " items per zone visit";
+}
+
+SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& system, LatencyRecorder& e2e,
+                     std::atomic<bool>& measuring, int tenants, milliseconds duration, double load_fraction) {
+  SteadyRun run;
+  run.system = system.name;
+  run.connections = system.connections;
+  run.drain_items = system.fill();
+  db.vacuum();
+  const CpuMeter drain_meter;
+  system.start();
+  const auto drained = wait_until_count(system.done, static_cast<std::uint64_t>(run.drain_items), std::chrono::minutes(5));
+  run.drain_cpu = drain_meter.finish();
+  run.drain_s = drained ? drained->count() : 0;
+  run.load_fraction = load_fraction;
+  run.target_rate = load_fraction * run.drain_rate();
+  ctx.progress(system.name + ": drain " + fixed(run.drain_rate(), 0) + " items/s; producing " +
+               fixed(run.target_rate, 0) + " items/s (" + fixed(100 * load_fraction, 0) + "%) for " + fixed(duration.count() / 1000.0, 0) + " s");
+
+  // Producers: each thread owns an equal share of the enqueue rate. Every tick it commits, in
+  // one transaction, the enqueues that have come due since its last commit (open loop: a slow
+  // commit makes the next one bigger, never the rate lower).
+  measuring.store(true);
+  const std::uint64_t done_before = system.done();
+  const ConsumerStats stats_before = system.stats ? system.stats() : ConsumerStats{};
+  std::atomic<long long> enqueued{0};
+  std::atomic<int> producer_errors{0};
+  const double enqueues_per_thread = run.target_rate / kItemsPerEnqueue / kSteadyProducers;
+  const CpuMeter steady_meter;
+  const auto start = Clock::now();
+  const auto end = start + duration;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kSteadyProducers; ++p) {
+    producers.emplace_back([&, p] {
+      auto conn = db.connect();
+      std::mt19937 random(1000 + static_cast<unsigned>(p));
+      std::uniform_int_distribution<int> tenant(0, tenants - 1), count(1, 4);
+      long long sent = 0;
+      for (auto tick = start + kTick; tick <= end; tick += kTick) {
+        std::this_thread::sleep_until(tick);
+        const double elapsed = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
+        const auto due = static_cast<long long>(enqueues_per_thread * elapsed);
+        std::vector<Enqueue> batch;
+        for (; sent < due; ++sent) batch.push_back({tenant_name(tenant(random)), count(random)});
+        if (batch.empty()) continue;
+        try {
+          system.enqueue(*conn, batch);
+          long long items = 0;
+          for (const auto& e : batch) items += e.count;
+          enqueued.fetch_add(items);
+        } catch (const std::exception& error) {
+          // Counted and reported; the first message tells why.
+          if (producer_errors.fetch_add(1) == 0) ctx.progress(system.name + ": producer error: " + error.what());
+        }
+      }
+    });
+  }
+  // The backlog every 250 ms: items committed by the producers minus items done.
+  auto sample = [&] {
+    run.backlog.push_back({std::chrono::duration<double>(Clock::now() - start).count(), enqueued.load(),
+                           static_cast<long long>(system.done() - done_before)});
+  };
+  sample();
+  for (auto next = start + milliseconds(250); next < end; next += milliseconds(250)) {
+    std::this_thread::sleep_until(next);
+    sample();
+  }
+  std::this_thread::sleep_until(end);
+  for (auto& thread : producers) thread.join();
+  run.steady_cpu = steady_meter.finish();
+  sample();
+  run.seconds = std::chrono::duration<double>(end - start).count();
+  run.enqueued = enqueued.load();
+  run.done_in_run = run.backlog.back().done;
+  if (system.stats) run.consumer_note = describe_consumers(stats_before, system.stats(), run.seconds);
+  const auto finished = wait_until_count([&] { return system.done() - done_before; },
+                                         static_cast<std::uint64_t>(run.enqueued), std::chrono::minutes(2));
+  run.finish_s = finished ? finished->count() : -1;
+  system.stop();
+  measuring.store(false);
+
+  run.e2e = e2e.summary();
+  run.e2e_sorted_ms = e2e.samples_ms();
+  std::sort(run.e2e_sorted_ms.begin(), run.e2e_sorted_ms.end());
+  ctx.progress(system.name + ": offered " + fixed(run.offered_rate(), 0) + " items/s, done " +
+               fixed(run.throughput(), 0) + " items/s; e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " +
+               fixed(run.e2e.p99_ms, 1) + " ms, max " + fixed(run.e2e.max_ms, 1) + " ms; backlog " +
+               std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()) +
+               (producer_errors.load() ? "; producer errors: " + std::to_string(producer_errors.load()) : "") +
+               (finished ? "" : "; NOT ALL ITEMS RAN"));
+  if (!run.consumer_note.empty()) ctx.progress(system.name + " during the run: " + run.consumer_note);
+  const unsigned cores = std::thread::hardware_concurrency();
+  ctx.progress(system.name + ": machine CPU busy " + fixed(100 * run.drain_cpu.busy_fraction, 0) + "% draining (" +
+               fixed(run.drain_cpu_us_per_item(), 1) + " us/item), " + fixed(100 * run.steady_cpu.busy_fraction, 0) +
+               "% producing and consuming (" + fixed(run.steady_cpu_us_per_item(), 1) + " us/item); the offered load needs " +
+               fixed(100 * run.cpu_needed_fraction(cores), 0) + "% of " + std::to_string(cores) + " cores");
+  return run;
+}
+
+}  // namespace
+
+SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration,
+                           double load_fraction) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_steady");
+  ConsumerConfig config = bench_consumer_config(db.url());  // library defaults, but 4 connections:
+  config.manager.threads = 2;  // Scanner, 2 Managers, writer
+  config.worker.threads = 4;
+  constexpr int kConsumers = 1;
+  LatencyRecorder e2e;
+  std::atomic<bool> measuring{false};
+  QuickPool pool(config, kConsumers, {kJobType}, [&](JobContext& job) {
+    if (measuring.load()) e2e.record(job.waited());
+    return JobResult::done();
+  });
+  System system;
+  system.name = "quick-pg";
+  system.connections = kConsumers * connections_per_consumer(config);
+  system.fill = [&] {
+    auto conn = db.connect();
+    return fill_quick(*conn, counts, kJobType);
+  };
+  system.start = [&] { pool.start(); };
+  system.stop = [&] { pool.stop(); };
+  system.done = [&] { return pool.done(); };
+  system.stats = [&] { return pool.total_stats(); };
+  system.enqueue = [](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
+    std::vector<NewItem> items;
+    for (const auto& e : batch) {
+      for (int i = 0; i < e.count; ++i) {
+        NewItem item;
+        item.tenant = e.tenant;
+        item.job_type = kJobType;
+        items.push_back(std::move(item));
+      }
+    }
+    pqxx::work txn(conn);
+    enqueue_batch_in(txn, items);
+    txn.commit();
+  };
+  return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);
+}
+
+SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration,
+                              double load_fraction, int batch) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_steady");
+  {
+    auto conn = db.connect();
+    create_baseline_schema(*conn);
+  }
+  constexpr int kConnections = 4;
+  LatencyRecorder e2e;
+  std::atomic<bool> measuring{false};
+  BaselinePool pool(BaselinePool::Options{db.url(), kConnections, batch,
+                                          [&](const ClaimedJob& job) {
+                                            if (measuring.load()) e2e.record(job.waited);
+                                          },
+                                          milliseconds(5)});
+  System system;
+  system.name = "baseline-b" + std::to_string(batch);
+  system.connections = kConnections;
+  system.fill = [&] {
+    auto conn = db.connect();
+    const long long items = fill_baseline(*conn, counts);
+    db.exec("VACUUM ANALYZE bench_baseline.jobs");
+    return items;
+  };
+  system.start = [&] { pool.start(); };
+  system.stop = [&] { pool.stop(); };
+  system.done = [&] { return pool.done(); };
+  system.enqueue = [](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
+    std::vector<BaselineJob> jobs;
+    for (const auto& e : batch) jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, "{}", 0});
+    pqxx::work txn(conn);
+    enqueue_baseline(txn, jobs);
+    txn.commit();
+  };
+  return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);
+}
+
+
+double percentile_of(const std::vector<double>& sorted, double percentile) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+
+}  // namespace quick::bench

@@ -1,0 +1,101 @@
+// One steady-state run: producers and consumers at once, with the paper's uniform load (each
+// enqueue puts 1-4 no-op items into one tenant chosen at random; enqueues due in the same 5 ms
+// tick share a transaction). For one system:
+//   1. drain a pre-filled queue (one tenant per entry of `counts`, that many items each) with
+//      the consumer setup under test: its drain rate D;
+//   2. with the same consumers still running, producers enqueue at load_fraction x D items/s for
+//      `duration` (open loop: a fixed schedule, not waiting for the consumers);
+//   3. then wait until every item enqueued has run, so that the slowest ones are counted too.
+// Measured: throughput, end-to-end latency (vesting = enqueue -> handler start, waited()), the
+// backlog (items enqueued but not yet done) over time, and the machine's CPU use in both phases
+// (client and server share the cores).
+//
+// quick-pg: one consumer with 4 connections (Scanner, 2 Managers, writer), 4 Workers: the setup
+// of the drain experiments. Baseline: 4 worker connections claiming `batch` jobs at a time.
+// Used by the steady_state experiment (at 80%) and the load_sweep experiment (several loads).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "support/experiment.h"
+#include "support/latency_recorder.h"
+#include "support/machine_cpu.h"
+
+namespace quick::bench {
+
+// Producer threads, one connection each. The cores are shared by producers, consumers and the
+// server, so enqueues due in the same tick share one transaction: one commit per enqueue would
+// cap the load at the machine's commit rate, well below the consumers' drain rates.
+constexpr int kSteadyProducers = 2;
+// "No growing backlog": the backlog when the producers stop is at most this many seconds' worth
+// of arrivals (a system that keeps up holds about latency x rate; one that falls 2.5% short for
+// 20 s already holds more).
+constexpr double kBacklogBoundSeconds = 0.5;
+
+struct BacklogSample {
+  double t_s;
+  long long enqueued, done;
+};
+
+struct SteadyRun {
+  std::string system;  // no spaces: used in CSVs
+  int connections = 0;
+  long long drain_items = 0;
+  double drain_s = 0;
+  double load_fraction = 0;  // of the drain rate, asked of the producers
+  double target_rate = 0;   // items/s asked of the producers
+  double seconds = 0;       // producers' run
+  long long enqueued = 0;   // items committed by the producers
+  long long done_in_run = 0;  // items done while the producers ran
+  double finish_s = 0;      // after the producers stopped, until the last item ran
+  Percentiles e2e;
+  std::vector<double> e2e_sorted_ms;
+  std::vector<BacklogSample> backlog;
+  std::string consumer_note;  // quick-pg: what its Scanners and Managers did during the run
+  CpuUse drain_cpu;           // the whole machine, while draining
+  CpuUse steady_cpu;          // the whole machine, while the producers ran
+  double drain_rate() const { return drain_s > 0 ? static_cast<double>(drain_items) / drain_s : 0; }
+  double offered_rate() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
+  double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }
+  long long backlog_start() const { return backlog.empty() ? 0 : backlog.front().enqueued - backlog.front().done; }
+  long long backlog_end() const { return backlog.empty() ? 0 : backlog.back().enqueued - backlog.back().done; }
+  double backlog_bound() const { return kBacklogBoundSeconds * offered_rate(); }
+  // Processor time (all processes on this machine) per item drained, and per item enqueued
+  // while the producers ran (enqueueing it and running it, when the system keeps up).
+  double drain_cpu_us_per_item() const {
+    return drain_items > 0 ? drain_cpu.busy_core_seconds * 1e6 / static_cast<double>(drain_items) : 0;
+  }
+  double steady_cpu_us_per_item() const {
+    return enqueued > 0 ? steady_cpu.busy_core_seconds * 1e6 / static_cast<double>(enqueued) : 0;
+  }
+  // The share of the machine that the offered load needs at the steady phase's cost per item:
+  // above about 0.85 queues build up, above 1 the backlog grows without bound.
+  double cpu_needed_fraction(unsigned cores) const {
+    return cores > 0 ? target_rate * steady_cpu_us_per_item() / 1e6 / cores : 0;
+  }
+  // How fast the backlog grew over the second half of the run (least squares), items/s.
+  double backlog_growth() const {
+    double n = 0, st = 0, sb = 0, stt = 0, stb = 0;
+    for (const auto& s : backlog) {
+      if (s.t_s < seconds / 2) continue;
+      const auto b = static_cast<double>(s.enqueued - s.done);
+      n += 1, st += s.t_s, sb += b, stt += s.t_s * s.t_s, stb += s.t_s * b;
+    }
+    const double denominator = n * stt - st * st;
+    return n >= 2 && denominator > 0 ? (n * stb - st * sb) / denominator : 0;
+  }
+};
+
+// quick-pg with the library's defaults (one consumer, 4 connections, 4 Workers).
+SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& counts, std::chrono::milliseconds duration,
+                           double load_fraction);
+// The baseline SKIP LOCKED queue with 4 worker connections claiming `batch` jobs at a time.
+SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts,
+                              std::chrono::milliseconds duration, double load_fraction, int batch);
+
+// The value at `percentile` (0..100] of sorted samples, as LatencyRecorder computes it.
+double percentile_of(const std::vector<double>& sorted, double percentile);
+
+}  // namespace quick::bench

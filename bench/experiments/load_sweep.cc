@@ -4,12 +4,10 @@
 // load, 10 s per run.
 //
 // The steady_state experiment answers one question: does p99 stay under 50 ms at 80%? This one
-// answers the two that follow from it. Up to what load does each system keep p99 under 50 ms
-// on this machine (capacity planning)? And does end-to-end latency follow how busy the machine
-// is, the same way for both systems? If p99 against "CPU the offered load needs" lies on one
-// curve for both, the machine's saturation sets the latency, and a system that needs more
-// processor time per item reaches that saturation at a lower share of its drain rate.
-// No targets: the target is judged by steady_state.
+// answers the capacity question behind it: up to what load, as a share of the drain rate and in
+// items/s, does each system keep p99 under 50 ms and its backlog flat on this machine? With the
+// processor time per item and how busy the machine was at each load, it shows where each
+// system's steady state saturates. No targets: the target is judged by steady_state.
 #include <string>
 #include <thread>
 #include <vector>

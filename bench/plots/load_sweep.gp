@@ -1,6 +1,6 @@
-# Load sweep: end-to-end p99 against the load (share of each system's own drain rate) and
-# against the share of the machine that load needs, one line per system; 50 ms is the target.
-# Reads load_sweep.csv: system, load_fraction, e2e_p99_ms, cpu_needed_at_offered_load.
+# Load sweep: end-to-end p99 against the load, as a share of each system's own drain rate and
+# in items/s, one line per system; 50 ms is the steady state's target.
+# Reads load_sweep.csv: system, load_fraction, offered_items_per_s, e2e_p99_ms.
 load system("dirname ".ARG0)."/_common.gp"
 file = dir."/load_sweep.csv"
 if (!has(file)) { print "skip: no ".file; exit }
@@ -14,8 +14,8 @@ set xlabel "load, % of the system's own drain rate"
 plot for [s in systems] rows(file, 1, unspace(s)) using (100 * column("load_fraction")):"e2e_p99_ms" \
        with linespoints lw 2 pt 7 title unspace(s), \
      50 with lines dt 2 lc rgb "gray" title "50 ms"
-set xlabel "CPU the offered load needs, % of the machine"
-plot for [s in systems] rows(file, 1, unspace(s)) using (100 * column("cpu_needed_at_offered_load")):"e2e_p99_ms" \
+set xlabel "offered load, items/s"
+plot for [s in systems] rows(file, 1, unspace(s)) using "offered_items_per_s":"e2e_p99_ms" \
        with linespoints lw 2 pt 7 title unspace(s), \
      50 with lines dt 2 lc rgb "gray" title "50 ms"
 unset multiplot

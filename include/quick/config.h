@@ -68,6 +68,10 @@ struct ManagerConfig {
   // statement, so zones are visited in batches). The in-order Scanner takes at least this many of
   // the oldest pointers per scan. 1..1000.
   int pointers_per_batch = 100;
+  // The same for a consumer that is its database's only live consumer (known from tenant
+  // partitioning's membership): bigger visits make each zone cheaper, but several consumers lose
+  // by them (src/scanner/visit_size.h). Never fewer than pointers_per_batch; 0 = off. 0..1000.
+  int pointers_per_batch_alone = 400;
 };
 
 // Algorithm 3: the Workers.

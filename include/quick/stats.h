@@ -24,7 +24,8 @@ struct ConsumerStats {
   std::uint64_t pulls_applied = 0;       // parked pointers pulled earlier
   std::uint64_t pointers_left_to_owners = 0;  // vested pointers left to the live consumer owning them
   // Managers
-  std::uint64_t pointer_lease_attempts = 0;
+  std::uint64_t visits = 0;                // Manager visits done (one statement each)
+  std::uint64_t pointer_lease_attempts = 0;  // zones in those visits
   std::uint64_t pointer_leases_won = 0;
   std::uint64_t pointer_leases_lost = 0;  // conflicts: another consumer had it (not errors), of which:
   std::uint64_t pointer_conflicts_locked = 0;      //   another consumer was visiting the zone
@@ -59,6 +60,7 @@ struct ConsumerStats {
   std::uint64_t items_running = 0;
   bool in_order_role = false;         // holds the in-order role for at least one database
   std::uint64_t live_consumers = 1;   // consumers sharing its tenants (itself included; max over databases)
+  std::uint64_t pointers_per_visit = 0;  // zones per visit it uses now (max over databases; 0 before its first scan)
 
   std::string to_string() const;  // one line per group, for logs and `quick worker`
 };

@@ -114,6 +114,7 @@ void validate_manager(const ManagerConfig& manager) {
   check_between("manager.p_duration", manager.p_duration, Millis(100), minutes(10));
   check_between("manager.min_inactive", manager.min_inactive, Millis(0), hours(24));
   check_between("manager.pointers_per_batch", manager.pointers_per_batch, 1, 1000);
+  check_between("manager.pointers_per_batch_alone", manager.pointers_per_batch_alone, 0, 1000);
 }
 
 void validate_worker(const WorkerConfig& worker) {

@@ -260,13 +260,14 @@ ScannerConfig read_scanner(const YAML::Node& node) {
 ManagerConfig read_manager(const YAML::Node& node) {
   const Section section(
       node, "manager",
-      {"threads", "dequeue_max", "p_duration", "min_inactive", "pointers_per_batch"});
+      {"threads", "dequeue_max", "p_duration", "min_inactive", "pointers_per_batch", "pointers_per_batch_alone"});
   ManagerConfig manager;
   section.read("threads", manager.threads);
   section.read("dequeue_max", manager.dequeue_max);
   section.read("p_duration", manager.p_duration);
   section.read("min_inactive", manager.min_inactive);
   section.read("pointers_per_batch", manager.pointers_per_batch);
+  section.read("pointers_per_batch_alone", manager.pointers_per_batch_alone);
   return manager;
 }
 

@@ -126,6 +126,7 @@ class Consumer::Impl {
     for (const auto& db : core.databases) {
       stats.in_order_role = stats.in_order_role || db->in_order_role.load();
       stats.live_consumers = std::max<std::uint64_t>(stats.live_consumers, static_cast<std::uint64_t>(db->live_consumers.load()));
+      stats.pointers_per_visit = std::max<std::uint64_t>(stats.pointers_per_visit, static_cast<std::uint64_t>(db->pointers_per_visit.load()));
     }
     return stats;
   }

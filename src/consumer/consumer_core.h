@@ -41,6 +41,8 @@ struct DatabaseRuntime {
   std::atomic<int> visits_lost_in_a_row{0};
   // Live consumers of this database (itself included), as the Scanner's membership last read it.
   std::atomic<int> live_consumers{1};
+  // Zones per visit the Scanner hands to Managers now (scanner/visit_size.h), for stats().
+  std::atomic<int> pointers_per_visit{0};
 
   // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
   // them out of its selections (Algorithm 1, line 7).

@@ -37,7 +37,7 @@ std::string ConsumerStats::to_string() const {
       << " throttled=" << items_throttled << " inline_retries=" << items_inline_retries
       << " dequeued=" << items_dequeued
       << " buffered=" << items_buffered << " running=" << items_running << "\n"
-      << "pointers: lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
+      << "pointers: visits=" << visits << " lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
       << " conflicts=" << pointer_leases_lost << " (locked=" << pointer_conflicts_locked
       << " not_vested=" << pointer_conflicts_not_vested << " gone=" << pointer_conflicts_gone << ")"
       << " requeued=" << pointers_requeued
@@ -46,6 +46,7 @@ std::string ConsumerStats::to_string() const {
       << "scanner: scans=" << scans << " peeked=" << pointers_peeked
       << " selected=" << pointers_selected << " in_order_scans=" << in_order_scans
       << " left_to_owners=" << pointers_left_to_owners << " live_consumers=" << live_consumers
+      << " pointers_per_visit=" << pointers_per_visit
       << (in_order_role ? " (in-order role)" : "") << "\n"
       << "pickup latency: " << latency_text(pickup_latency) << "\n"
       << "pointer pickup latency: " << latency_text(pointer_pickup_latency) << "\n"

@@ -60,6 +60,7 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
 
 void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const store::ZoneVisit& visit) {
   auto& counters = core.counters;
+  consumer::add(counters.visits);
   consumer::add(counters.pointer_lease_attempts, batch.tenants.size());
   consumer::add(counters.pointer_leases_won, visit.zones.size());
   const auto conflicts = static_cast<std::uint64_t>(visit.conflicts_locked + visit.conflicts_not_vested + visit.conflicts_gone);

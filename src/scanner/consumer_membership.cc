@@ -27,6 +27,7 @@ void ConsumerMembership::tick(pqxx::connection& conn) {
   const auto before = partition_.member_count();
   partition_.set_members(members);
   database_.live_consumers.store(static_cast<int>(partition_.member_count()));
+  lone_.observe(partition_.member_count());
   if (partition_.member_count() != before) {
     util::component_logger("quick.scanner")
         ->info("{} live consumer(s) share the tenants of database {}", partition_.member_count(),

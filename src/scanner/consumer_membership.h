@@ -14,6 +14,7 @@
 
 #include "consumer/consumer_core.h"
 #include "scanner/tenant_partition.h"
+#include "scanner/visit_size.h"
 
 namespace quick::scanner {
 
@@ -31,6 +32,9 @@ class ConsumerMembership {
   // Whether this consumer should take the tenant's pointer at once (see TenantPartition).
   bool owns(const std::string& tenant) const { return partition_.owns(tenant); }
   bool enabled() const { return enabled_; }
+  // Whether the last membership reads found no other live consumer (visit_size.h); never
+  // while disabled.
+  bool alone() const { return lone_.alone(); }
 
   // Leaves the group (clean stop), best effort.
   void release(pqxx::connection& conn);
@@ -41,6 +45,7 @@ class ConsumerMembership {
   std::chrono::milliseconds lease_duration_;
   bool enabled_;
   TenantPartition partition_;
+  LoneConsumerTracker lone_;
   std::chrono::steady_clock::time_point next_renewal_{};
 };
 

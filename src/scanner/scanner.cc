@@ -10,6 +10,7 @@
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
 #include "scanner/vested_since.h"
+#include "scanner/visit_size.h"
 #include "store/error_classification.h"
 #include "store/pointer_store.h"
 #include "util/logging.h"
@@ -130,9 +131,14 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   consumer::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
+  const int visit_size = pointers_per_visit(core.config.manager, db.membership.alone());
+  if (db.runtime->pointers_per_visit.exchange(visit_size) != visit_size) {
+    util::component_logger("quick.scanner")
+        ->info("database {}: visits of up to {} zones ({})", db.runtime->config.name, visit_size,
+               db.membership.alone() ? "the only live consumer" : "not known to be the only live consumer");
+  }
   auto selected = select_eligible_pointers(eligible, owned, candidates, scanner.selection_frac,
-                                           scanner.selection_max, in_order, random,
-                                           core.config.manager.pointers_per_batch);
+                                           scanner.selection_max, in_order, random, visit_size);
   // Room again, now: a visit that ended during the peek may have filled the buffer (and its
   // zone, no longer "in progress", may have been selected again). Its items landed before its
   // zone was unmarked, so this check sees them. Nothing dispatched then: wait as when busy.
@@ -140,7 +146,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   if (!room) selected.clear();
   consumer::add(core.counters.pointers_selected, selected.size());
   db.runtime->mark_in_progress(selected);
-  for (auto& tenants : split_into_batches(selected, core.config.manager.pointers_per_batch)) {
+  for (auto& tenants : split_into_batches(selected, visit_size)) {
     core.visits_in_flight.fetch_add(1);
     core.manager_queue.push(consumer::PointerBatch{database_index, std::move(tenants)});
   }

@@ -137,7 +137,7 @@ scanner:   { peek_max: 500, selection_frac: 0.05, selection_max: 300, processing
              idle_poll_interval: 50ms, in_order_election: false, in_order_lease_duration: 7s,
              partition_grace: 250ms, pulls_per_scan: 123 }
 manager:   { threads: 3, dequeue_max: 20, p_duration: 1500ms, min_inactive: 2m,
-             pointers_per_batch: 8 }
+             pointers_per_batch: 8, pointers_per_batch_alone: 32 }
 worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, prefetch_zones: 4,
              ack_interval: 10ms, ack_batch_max: 500 }
 stop_deadline: 20s
@@ -175,6 +175,7 @@ job_types:
   EXPECT_EQ(config.manager.p_duration, Millis(1500));
   EXPECT_EQ(config.manager.min_inactive, minutes(2));
   EXPECT_EQ(config.manager.pointers_per_batch, 8);
+  EXPECT_EQ(config.manager.pointers_per_batch_alone, 32);
 
   EXPECT_EQ(config.worker.threads, 16);
   EXPECT_EQ(config.worker.item_lease_duration, minutes(1));
@@ -238,6 +239,8 @@ TEST_F(ConfigTest, ManagerRangesNameTheOption) {
       {"manager: {pointers_per_batch: 0}", "manager.pointers_per_batch must be between 1 and 1000"},
       {"manager: {pointers_per_batch: 1001}",
        "manager.pointers_per_batch must be between 1 and 1000"},
+      {"manager: {pointers_per_batch_alone: -1}", "manager.pointers_per_batch_alone must be between 0 and 1000"},
+      {"manager: {pointers_per_batch_alone: 1001}", "manager.pointers_per_batch_alone must be between 0 and 1000"},
   });
   EXPECT_NO_THROW(parse_config_yaml(std::string(kOneDatabase) + "manager: {min_inactive: 0s}"));
 }
@@ -635,6 +638,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.manager.p_duration, defaults.manager.p_duration);
   EXPECT_EQ(documented.manager.min_inactive, defaults.manager.min_inactive);
   EXPECT_EQ(documented.manager.pointers_per_batch, defaults.manager.pointers_per_batch);
+  EXPECT_EQ(documented.manager.pointers_per_batch_alone, defaults.manager.pointers_per_batch_alone);
   EXPECT_EQ(documented.worker.threads, defaults.worker.threads);
   EXPECT_EQ(documented.worker.item_lease_duration, defaults.worker.item_lease_duration);
   EXPECT_EQ(documented.effective_lease_extend_interval(),

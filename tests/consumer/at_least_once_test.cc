@@ -35,6 +35,7 @@ TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
     // Small visits, so that the work is spread over many visits the consumers compete for (at the
     // defaults one visit could take all 57 zones and all 400 items).
     config.manager.pointers_per_batch = 4;
+    config.manager.pointers_per_batch_alone = 0;  // also while one of them is briefly alone
     config.manager.dequeue_max = 4;
     auto consumer = std::make_unique<Consumer>(config);
     consumer->handle("record", [&runs](JobContext& job) {

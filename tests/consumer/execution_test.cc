@@ -274,6 +274,7 @@ TEST_F(ExecutionTest, MaxInFlightHoldsWhenSeveralManagersHandOverItemsAtOnce) {
   config.scanner.selection_frac = 1.0;
   config.manager.threads = 8;
   config.manager.pointers_per_batch = 1;
+  config.manager.pointers_per_batch_alone = 0;  // one zone per visit, also once it knows it is alone
   config.manager.p_duration = 100ms;
   config.worker.threads = 8;
   JobTypeConfig limited = config.default_job_type;

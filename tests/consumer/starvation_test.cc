@@ -115,6 +115,7 @@ TEST_F(StarvationTest, InOrderScannerServesTheOldestPointersFirstAtATinySelectio
   config.scanner.in_order_election = true;
   config.manager.threads = 1;
   config.manager.pointers_per_batch = kOldest;
+  config.manager.pointers_per_batch_alone = 0;  // a visit's worth stays kOldest while it is alone
   config.worker.threads = 2;
   Progress progress;
   const auto start = Clock::now();

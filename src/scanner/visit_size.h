@@ -14,7 +14,8 @@
 // consumers every third of scanner.in_order_lease_duration). Consumers started together each
 // see only themselves in their first read, so it takes two reads in a row that found no other
 // live consumer; one read that finds another ends it at once. Without the membership
-// (scanner.partition_grace = 0) a consumer never counts as alone.
+// (scanner.partition_grace = 0) a consumer never counts as alone, and it does not register
+// either, so the others cannot count it: a database's consumers should agree on that setting.
 //
 // Pure code: the membership feeds it, the Scanner asks it.
 #pragma once

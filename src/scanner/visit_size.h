@@ -5,7 +5,7 @@
 // Why two sizes. Postgres' cost of a visit is largely per statement and per commit, so bigger
 // visits make each zone cheaper, which a lone consumer under a heavy load of many small zones
 // needs: at 400 zones per visit its end-to-end p99 at 70% of its drain rate was 48-67 ms instead
-// of 430-735 ms (docs/benchmarks.md, "Bigger visits" and "Load sweep"). Several consumers of one
+// of 427-735 ms (docs/benchmarks.md, "Bigger visits" and "Load sweep"). Several consumers of one
 // database lose by it: each visit locks more pointers for longer, the others skip them, and
 // their drains fell by a fifth to a half in the same measurements. So only a consumer that knows
 // it is alone uses the bigger size.

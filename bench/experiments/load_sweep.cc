@@ -25,7 +25,7 @@ using std::chrono::milliseconds;
 constexpr double kLatencyGoalMs = 50;  // the steady state's p99 target
 
 // The highest load (as a share of the drain rate) at which `system` kept p99 within the goal and
-// its backlog flat, as text; "none" if it never did.
+// its backlog flat, as text ("none of the loads measured" if it never did).
 std::string highest_load_within_goal(const std::vector<SteadyRun>& runs, const std::string& system) {
   double best = -1, rate = 0;
   for (const auto& run : runs) {

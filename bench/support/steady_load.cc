@@ -51,11 +51,13 @@ std::string describe_consumers(const ConsumerStats& before, const ConsumerStats&
   const auto attempts = static_cast<double>(after.pointer_lease_attempts - before.pointer_lease_attempts);
   const auto won = static_cast<double>(after.pointer_leases_won - before.pointer_leases_won);
   const auto dequeued = static_cast<double>(after.items_dequeued - before.items_dequeued);
-  if (scans <= 0 || attempts <= 0 || won <= 0) return "no scans";
+  const auto visits = static_cast<double>(after.visits - before.visits);
+  if (scans <= 0 || attempts <= 0 || won <= 0 || visits <= 0) return "no scans";
   return fixed(scans / seconds, 0) + " scans/s (all consumers), " + fixed(peeked / scans, 1) +
          " vested pointers per peek, " + fixed(selected / scans, 2) + " selected per scan, " +
          fixed(100.0 * (attempts - won) / attempts, 1) + "% of lease attempts lost, " + fixed(dequeued / won, 2) +
-         " items per zone visit";
+         " items per zone visit, " + fixed(attempts / visits, 1) + " zones per visit (" +
+         std::to_string(after.pointers_per_visit) + " at most at the end)";
 }
 
 SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& system, LatencyRecorder& e2e,

@@ -131,11 +131,12 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   consumer::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   const bool in_order = db.election.holds();
   if (in_order) consumer::add(core.counters.in_order_scans);
-  const int visit_size = pointers_per_visit(core.config.manager, db.membership.alone());
+  const bool alone = db.membership.alone();
+  const int visit_size = pointers_per_visit(core.config.manager, alone);
   if (db.runtime->pointers_per_visit.exchange(visit_size) != visit_size) {
     util::component_logger("quick.scanner")
         ->info("database {}: visits of up to {} zones ({})", db.runtime->config.name, visit_size,
-               db.membership.alone() ? "the only live consumer" : "not known to be the only live consumer");
+               alone ? "the only live consumer" : "not known to be the only live consumer");
   }
   auto selected = select_eligible_pointers(eligible, owned, candidates, scanner.selection_frac,
                                            scanner.selection_max, in_order, random, visit_size);

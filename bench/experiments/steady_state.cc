@@ -48,7 +48,8 @@ void run_steady_state(ExperimentContext& ctx) {
                        fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1), fixed(run.finish_s, 3),
                        fixed(run.drain_cpu.busy_fraction, 3), fixed(run.drain_cpu_us_per_item(), 2),
                        fixed(run.steady_cpu.busy_fraction, 3), fixed(run.steady_cpu_us_per_item(), 2),
-                       fixed(run.cpu_needed_fraction(cores), 3)});
+                       fixed(run.cpu_needed_fraction(cores), 3), fixed(run.drain_client_us_per_item(), 2),
+                       fixed(run.steady_client_us_per_item(), 2)});
     for (double p : percentiles) latency.push_back({run.system, fixed(p, 2), fixed(percentile_of(run.e2e_sorted_ms, p), 3)});
     for (const auto& s : run.backlog) {
       backlog.push_back({run.system, fixed(s.t_s, 2), std::to_string(s.enqueued), std::to_string(s.done),
@@ -60,7 +61,8 @@ void run_steady_state(ExperimentContext& ctx) {
                      std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()),
                      fixed(run.backlog_growth(), 0)});
     cpu_table.push_back({run.system, fixed(100 * run.drain_cpu.busy_fraction, 0) + "%", fixed(run.drain_cpu_us_per_item(), 1),
-                         fixed(100 * run.steady_cpu.busy_fraction, 0) + "%", fixed(run.steady_cpu_us_per_item(), 1),
+                         fixed(run.drain_client_us_per_item(), 1), fixed(100 * run.steady_cpu.busy_fraction, 0) + "%",
+                         fixed(run.steady_cpu_us_per_item(), 1), fixed(run.steady_client_us_per_item(), 1),
                          fixed(100 * run.cpu_needed_fraction(cores), 0) + "%"});
   }
   ctx.results->write_csv("steady_state.csv",
@@ -68,7 +70,7 @@ void run_steady_state(ExperimentContext& ctx) {
                           "offered_items_per_s", "throughput_items_per_s", "e2e_n", "e2e_p50_ms", "e2e_p99_ms",
                           "e2e_p999_ms", "e2e_max_ms", "backlog_start", "backlog_end", "backlog_bound", "backlog_growth_per_s", "finish_s",
                           "drain_cpu_busy", "drain_cpu_us_per_item", "steady_cpu_busy", "steady_cpu_us_per_item",
-                          "cpu_needed_at_offered_load"},
+                          "cpu_needed_at_offered_load", "drain_client_cpu_us_per_item", "steady_client_cpu_us_per_item"},
                          summary);
   ctx.results->write_csv("steady_state_latency.csv", {"system", "percentile", "ms"}, latency);
   ctx.results->write_csv("steady_state_backlog.csv", {"system", "t_s", "enqueued", "done", "backlog"}, backlog);
@@ -100,9 +102,12 @@ void run_steady_state(ExperimentContext& ctx) {
       "item cost; how busy the steady phase kept it and what an item cost there (enqueueing it and running it); "
       "and the share of the machine the offered load (80% of the drain rate) needs at that cost. A drain that "
       "fills the cores leaves 20% of them for the producers' work; where the need comes out near or above "
-      "100%, no consumer setting can keep the backlog flat on this machine.\n\n" +
-      markdown_table({"system", "CPU busy, draining", "CPU us per drained item", "CPU busy, steady",
-                      "CPU us per item, steady", "CPU needed at the offered load"},
+      "100%, no consumer setting can keep the backlog flat on this machine. \"Client\": the part of an item's "
+      "cost spent in this benchmark's own process (producers, the consumer library, its Workers); the rest is "
+      "the server's.\n\n" +
+      markdown_table({"system", "CPU busy, draining", "CPU us per drained item", "of which client",
+                      "CPU busy, steady", "CPU us per item, steady", "of which client",
+                      "CPU needed at the offered load"},
                      cpu_table) +
       "\n![steady state latency](steady_state_latency.png)\n"
       "![steady state backlog](steady_state_backlog.png)\n");

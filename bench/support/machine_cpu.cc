@@ -1,5 +1,6 @@
 #include "support/machine_cpu.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -42,10 +43,19 @@ CpuUse cpu_use_between(const CpuTicks& before, const CpuTicks& after) {
   return use;
 }
 
+double own_cpu_seconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 CpuUse CpuMeter::finish() const {
   const auto now = read_machine_cpu();
-  if (!start_ || !now) return {};
-  return cpu_use_between(*start_, *now);
+  CpuUse use;
+  if (start_ && now) use = cpu_use_between(*start_, *now);
+  use.own_core_seconds = own_cpu_seconds() - own_start_;
+  return use;
 }
 
 }  // namespace quick::bench

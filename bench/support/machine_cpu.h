@@ -25,17 +25,25 @@ std::optional<CpuTicks> read_machine_cpu();
 struct CpuUse {
   double busy_core_seconds = 0;
   double busy_fraction = 0;
+  // Of busy_core_seconds, the time this process spent (user + system): the benchmark's client
+  // side, i.e. producers, the consumer library and its workers. The rest is mostly the server's.
+  double own_core_seconds = 0;
 };
 CpuUse cpu_use_between(const CpuTicks& before, const CpuTicks& after);
 
-// Measures from construction to finish(); all zeros where /proc/stat cannot be read.
+// This process's processor time so far (user + system, all threads), in seconds.
+double own_cpu_seconds();
+
+// Measures from construction to finish(); the machine's figures are zero where /proc/stat
+// cannot be read.
 class CpuMeter {
  public:
-  CpuMeter() : start_(read_machine_cpu()) {}
+  CpuMeter() : start_(read_machine_cpu()), own_start_(own_cpu_seconds()) {}
   CpuUse finish() const;
 
  private:
   std::optional<CpuTicks> start_;
+  double own_start_;
 };
 
 }  // namespace quick::bench

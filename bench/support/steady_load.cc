@@ -151,8 +151,10 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   if (!run.consumer_note.empty()) ctx.progress(system.name + " during the run: " + run.consumer_note);
   const unsigned cores = std::thread::hardware_concurrency();
   ctx.progress(system.name + ": machine CPU busy " + fixed(100 * run.drain_cpu.busy_fraction, 0) + "% draining (" +
-               fixed(run.drain_cpu_us_per_item(), 1) + " us/item), " + fixed(100 * run.steady_cpu.busy_fraction, 0) +
-               "% producing and consuming (" + fixed(run.steady_cpu_us_per_item(), 1) + " us/item); the offered load needs " +
+               fixed(run.drain_cpu_us_per_item(), 1) + " us/item, client " + fixed(run.drain_client_us_per_item(), 1) +
+               "), " + fixed(100 * run.steady_cpu.busy_fraction, 0) + "% producing and consuming (" +
+               fixed(run.steady_cpu_us_per_item(), 1) + " us/item, client " + fixed(run.steady_client_us_per_item(), 1) +
+               "); the offered load needs " +
                fixed(100 * run.cpu_needed_fraction(cores), 0) + "% of " + std::to_string(cores) + " cores");
   return run;
 }

@@ -70,6 +70,13 @@ struct SteadyRun {
   double steady_cpu_us_per_item() const {
     return enqueued > 0 ? steady_cpu.busy_core_seconds * 1e6 / static_cast<double>(enqueued) : 0;
   }
+  // Of those, the benchmark process's own share: producers, consumers and workers (the client).
+  double drain_client_us_per_item() const {
+    return drain_items > 0 ? drain_cpu.own_core_seconds * 1e6 / static_cast<double>(drain_items) : 0;
+  }
+  double steady_client_us_per_item() const {
+    return enqueued > 0 ? steady_cpu.own_core_seconds * 1e6 / static_cast<double>(enqueued) : 0;
+  }
   // The share of the machine that the offered load needs at the steady phase's cost per item:
   // above about 0.85 queues build up, above 1 the backlog grows without bound.
   double cpu_needed_fraction(unsigned cores) const {

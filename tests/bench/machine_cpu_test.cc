@@ -52,6 +52,10 @@ TEST(MachineCpuTest, ThisMachineReportsBusyTimeWhileItWorks) {
   EXPECT_GT(use.busy_core_seconds, 0.0);
   EXPECT_GT(use.busy_fraction, 0.0);
   EXPECT_LE(use.busy_fraction, 1.0);
+  // This process did the spinning: its own share is most of the 200 ms, and cannot exceed what
+  // the whole machine spent (ticks are 10 ms, so allow one tick on each reading).
+  EXPECT_GT(use.own_core_seconds, 0.1);
+  EXPECT_LE(use.own_core_seconds, use.busy_core_seconds + 0.02);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ ticks_per_second=$(getconf CLK_TCK)
 fast_path="$root/sql/queries/enqueue_batch_into_existing_zones.sql"
 for shape in batch steady; do
   { echo '\set r random(1, 1000)'
-    sed "s/\$1::jsonb/(SELECT doc::jsonb FROM ${shape}_docs WHERE id = :r)/" "$fast_path"; } >"$scratch/${shape}_fast_path.sql"
+    sed "s/\$1::jsonb/(SELECT doc::jsonb FROM ${shape}_docs WHERE id = :r)/; s/\$2::boolean/false/" "$fast_path"; } >"$scratch/${shape}_fast_path.sql"
 done
 
 steady_items=$(psql "$dburl" -qAtc "SELECT round(avg(jsonb_array_length(doc::jsonb)), 1) FROM steady_docs")

@@ -26,13 +26,31 @@
 
 namespace quick {
 
+// How an enqueue into a parked zone (one whose pointer vests later than the new item) makes the
+// consumers find the item (docs/protocol.md, "Pulling a pointer earlier").
+struct EnqueueOptions {
+  // false (the default): record a pull request, which a consumer applies after the caller
+  // commits. The caller's transaction holds nothing a consumer needs, however long it stays open.
+  //
+  // true: move the pointer inside the caller's transaction, where it can be locked without
+  // waiting (FOR NO KEY UPDATE SKIP LOCKED; otherwise a request is recorded as above). For
+  // producers that commit promptly after enqueueing: the zone vests at the commit, without the
+  // request's detour through a consumer, and an enqueue into a parked zone writes about half as
+  // much (docs/benchmarks.md, steady state). The price: until the caller commits or rolls back,
+  // it holds that tenant's pointer, and consumers skip the zone. Items of the same tenant that
+  // other transactions commit meanwhile, or whose leases run out meanwhile, wait for this
+  // transaction to end. Other tenants are not affected. Only READ COMMITTED callers pull; other
+  // isolation levels always record a request.
+  bool pull_in_transaction = false;
+};
+
 // Enqueues one item. Returns its id, or the existing item's id (duplicate = true) when
 // item.client_item_id names an item of the same tenant that is still queued.
-EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item);
+EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const EnqueueOptions& options = {});
 
 // Enqueues several items in one statement: all or none. Results are in input order.
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
-                                            const std::vector<NewItem>& items);
+                                            const std::vector<NewItem>& items, const EnqueueOptions& options = {});
 
 // Throws InvalidArgument naming the first field of `item` that the SQL API or Postgres would
 // reject (empty/over-long/NUL-containing/non-UTF-8 text, negative delay, invalid JSON, "\u0000"

@@ -8,6 +8,11 @@
 -- the producer then calls quick.enqueue_batch, which creates the pointers or raises the error.
 -- Batches with client item ids always go to quick.enqueue_batch.
 --
+-- $2 (EnqueueOptions::pull_in_transaction): a READ COMMITTED caller moves a parked pointer itself
+-- instead of recording a pull request, when it can lock the pointer FOR NO KEY UPDATE without
+-- waiting (SKIP LOCKED: a consumer holds it right now, or another enqueuer pulled it first); it
+-- then holds that lock until it commits. Pointers it cannot lock get a request as usual.
+--
 -- Returns the new ids, one per input item. The items are inserted in input order and each takes
 -- its id from the identity sequence as it is inserted, so the ids ascend in input order: the
 -- producer sorts them and need not be told which id is whose. (Drawing the ids in `input` and
@@ -36,10 +41,26 @@ complete AS MATERIALIZED (
     SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM wanted)
            AND (SELECT max(i.payload_bytes) FROM input i) <= quick.max_payload_bytes() AS ok,
            current_setting('transaction_isolation') <> 'read committed' AS always_pull),
+-- Pulled in the caller's transaction ($2): the parked, unleased pointers locked without waiting,
+-- in tenant order. The lock re-reads the pointer, so one that a visit settled since this
+-- statement's snapshot is judged on its settled version.
+claimed AS MATERIALIZED (
+    SELECT m.tenant, m.first
+      FROM (SELECT l.tenant, l.first FROM locked l, complete c
+             WHERE $2::boolean AND c.ok AND NOT c.always_pull AND l.vesting_time > l.first AND l.lease_id IS NULL
+             ORDER BY l.tenant) m
+     CROSS JOIN LATERAL (
+           SELECT 1 FROM quick.pointers p
+            WHERE p.tenant = m.tenant AND p.vesting_time > m.first AND p.lease_id IS NULL
+              FOR NO KEY UPDATE SKIP LOCKED) x),
+moved AS (
+    UPDATE quick.pointers p SET vesting_time = c.first
+      FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first),
 pulls AS (
     INSERT INTO quick.pointer_pulls (tenant, vesting_time)
     SELECT l.tenant, l.first FROM locked l, complete c
-     WHERE c.ok AND ((l.vesting_time > l.first AND l.lease_id IS NULL) OR c.always_pull))
+     WHERE c.ok AND ((l.vesting_time > l.first AND l.lease_id IS NULL) OR c.always_pull)
+       AND NOT EXISTS (SELECT 1 FROM claimed m WHERE m.tenant = l.tenant))
 INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
 SELECT i.tenant, i.job_type, i.priority, i.vesting_time, i.payload
   FROM input i, complete c

@@ -48,7 +48,7 @@ std::int64_t item_id_of(const pqxx::field& field) { return field.is_null() ? 0 :
 
 }  // namespace
 
-EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
+EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const EnqueueOptions& options) {
   validate_new_item(item);
   return store::translating_input_errors([&] {
     const std::string delay = store::interval_text(item.vesting_delay);
@@ -60,7 +60,10 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
                                           item.job_type, item.payload, delay, item.priority);
       if (!fast.empty()) {
         const std::int64_t id = fast[0][0].as<std::int64_t>();
-        if (fast[0][1].as<bool>()) store::exec_named(txn, QUICK_QUERY(record_pointer_pull), id);
+        if (fast[0][1].as<bool>()) {
+          if (options.pull_in_transaction) store::exec_named(txn, QUICK_QUERY(pull_pointer_in_transaction), id);
+          else store::exec_named(txn, QUICK_QUERY(record_pointer_pull), id);
+        }
         return EnqueueResult{id, false};
       }
     }
@@ -74,7 +77,7 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item) {
 }
 
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
-                                            const std::vector<NewItem>& items) {
+                                            const std::vector<NewItem>& items, const EnqueueOptions& options) {
   if (items.empty()) return {};
   std::string json = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -97,7 +100,8 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
     // time per item (docs/benchmarks.md). No rows: a pointer to create, or a payload the database
     // refuses; the function then does it all.
     if (!any_client_item_id) {
-      const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json);
+      const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json,
+                                          options.pull_in_transaction);
       if (!fast.empty()) {
         // It returns every id or none; anything else means it wrote, and the fallback must not
         // write the batch a second time.

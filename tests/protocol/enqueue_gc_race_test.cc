@@ -66,19 +66,28 @@ std::string gc_lease(const std::string& tenant) {
 enum class LeaseState {
   kLive,     // leased by the GC, vesting in the future
   kExpired,  // the GC's lease ran out: a consumer may lease the pointer again
+  kVisitable,  // not leased and vested, its zone holding one vested item: a visit will take it
 };
 
-// One pointer per interleaving, named prefix-0 .. prefix-(count-1), leased with gc_lease(),
-// inactive for an hour; their zones are empty.
+// One pointer per interleaving, named prefix-0 .. prefix-(count-1), inactive for an hour. Leased
+// with gc_lease() and their zones empty, or (kVisitable) unleased with one vested item, of job
+// type 'setup', in each zone.
 void create_leased_pointers(pqxx::connection& conn, const std::string& prefix, std::size_t count,
                             LeaseState state) {
   pqxx::nontransaction txn(conn);
+  const bool visitable = state == LeaseState::kVisitable;
   txn.exec_params(
       "INSERT INTO quick.pointers (tenant, vesting_time, lease_id, last_active_time) "
       "SELECT t, now() + CASE WHEN $3 THEN interval '-1 second' ELSE interval '10 minutes' END, "
-      "       md5(t || '/gc')::uuid, now() - interval '1 hour' "
+      "       CASE WHEN $4 THEN NULL ELSE md5(t || '/gc')::uuid END, now() - interval '1 hour' "
       "  FROM (SELECT $1 || '-' || i AS t FROM generate_series(0, $2 - 1) i) s",
-      prefix, static_cast<int>(count), state == LeaseState::kExpired);
+      prefix, static_cast<int>(count), state != LeaseState::kLive, visitable);
+  if (visitable) {
+    txn.exec_params(
+        "INSERT INTO quick.items (tenant, job_type, vesting_time) "
+        "SELECT $1 || '-' || i, 'setup', now() - interval '1 second' FROM generate_series(0, $2 - 1) i",
+        prefix, static_cast<int>(count));
+  }
 }
 
 // --- Statement-level scripts -------------------------------------------------------------------
@@ -249,8 +258,10 @@ std::string race_batch_json(const std::string& tenant) {
   };
   return sql_literal("[" + element(kBatchCompanion) + "," + element(tenant) + "]");
 }
-std::string batch_fast_path_enqueue_sql(const std::string& tenant) {
-  return query_file_with_literals("enqueue_batch_into_existing_zones", {{"$1", race_batch_json(tenant)}});
+// pull_in_transaction: EnqueueOptions::pull_in_transaction, the statement's $2.
+std::string batch_fast_path_enqueue_sql(const std::string& tenant, bool pull_in_transaction = false) {
+  return query_file_with_literals("enqueue_batch_into_existing_zones",
+                                  {{"$1", race_batch_json(tenant)}, {"$2", pull_in_transaction ? "true" : "false"}});
 }
 testing::Step batch_fast_path_fallback(const std::string& tenant, const std::string& label) {
   return dynamic_step(label, [tenant](const RunView& view) -> std::optional<std::string> {
@@ -528,9 +539,67 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                       std::string(kBatchCompanion));
     }
     check_producer_fast_path_race(
-        isolation, "batch-fast-path", batch_fast_path_enqueue_sql,
+        isolation, "batch-fast-path", [](const std::string& tenant) { return batch_fast_path_enqueue_sql(tenant); },
         [](const std::string& tenant) { return batch_fast_path_fallback(tenant, "E3:quick.enqueue_batch?"); },
         "quick.enqueue_batch");
+  }
+
+  // (e) The batch fast path, with and without EnqueueOptions::pull_in_transaction, racing a visit
+  // (quick.visit_zones) of the zone. The visit dequeues the zone's one item and settles the
+  // pointer: it parks it until that item's lease expires, unless the enqueue's item is in the
+  // zone by then. So the enqueue meets the pointer vested, locked by the visit, or parked, and
+  // must leave its item findable: the pointer is vested or vests no later than the item, or a
+  // pull request asks for that. A READ COMMITTED caller never fails and nobody waits but the enqueue, for a
+  // visit settling its zone.
+  void check_batch_fast_path_against_visit(bool pull_in_transaction) {
+    {
+      pqxx::nontransaction txn(*checker_);
+      txn.exec_params("INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
+                      "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
+                      std::string(kBatchCompanion));
+    }
+    const std::string name = pull_in_transaction ? "e-pull" : "e-request";
+    const auto result = enumerate(
+        2, name, LeaseState::kVisitable,
+        [&](const std::string& tenant) {
+          return std::vector<SessionScript>{
+              {"E",
+               {fixed_step("E1:begin+app", "BEGIN; " + app_statement(tenant)),
+                fixed_step("E2:batch-fast-path", batch_fast_path_enqueue_sql(tenant, pull_in_transaction)),
+                batch_fast_path_fallback(tenant, "E3:quick.enqueue_batch?"), fixed_step("E4:commit", "COMMIT")}},
+              {"V",
+               {fixed_step("V1:begin", "BEGIN"),
+                fixed_step("V2:visit", "SELECT count(*) FILTER (WHERE kind = 'item') FROM quick.visit_zones(ARRAY[" +
+                                           sql_literal(tenant) + "], 10, interval '30 seconds', interval '1 minute')"),
+                fixed_step("V3:commit", "COMMIT")}}};
+        },
+        [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
+          std::vector<std::string> problems;
+          if (run.failure(0) != nullptr) problems.push_back("a READ COMMITTED enqueue failed: " + run.failure(0)->error);
+          if (run.failure(1) != nullptr) problems.push_back("the visit failed: " + run.failure(1)->error);
+          if (run.at(1, 1).blocked) problems.push_back("the visit waited");
+          if (run.at(0, 1).blocked) stats.note("E waited for the visit's settle");
+          // In time: vested by now (a pointer released to vest at the settle's time, which is later
+          // than the item's), or vesting no later than the item.
+          const std::string item =
+              "greatest(clock_timestamp(), (SELECT vesting_time FROM quick.items WHERE tenant = $1 AND job_type = 'race'))";
+          if (count("SELECT count(*) FROM quick.items WHERE tenant = $1 AND job_type = 'race'", tenant) != 1) {
+            problems.push_back("the committed item is missing");
+            return problems;
+          }
+          const bool pointer_in_time =
+              count("SELECT count(*) FROM quick.pointers WHERE tenant = $1 AND vesting_time <= " + item, tenant) == 1;
+          const bool requested =
+              count("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = $1 AND vesting_time <= " + item, tenant) > 0;
+          stats.note(pointer_in_time ? (requested ? "pointer in time, request too" : "pointer in time")
+                                     : "pull request");
+          if (!pointer_in_time && !requested) problems.push_back("the item waits for a parked pointer, unrequested");
+          return problems;
+        });
+    report(result, std::string("producer batch fast path in E(RC, ") +
+                       (pull_in_transaction ? "pull in transaction" : "pull requests") +
+                       ") x quick.visit_zones in V(RC)");
+    expect_protocol_kept(result, 35);
   }
 
   // (d) Three sessions on one pointer whose GC lease has run out: E enqueues; C leases the
@@ -659,6 +728,13 @@ TEST_F(EnqueueGcRaceTest, RepeatableReadProducerBatchFastPathAbortsOnlyWhenSettl
 }
 TEST_F(EnqueueGcRaceTest, SerializableProducerBatchFastPathAbortsOnlyWhenSettlePointersCollected) {
   check_producer_batch_fast_path(Isolation::kSerializable);
+}
+
+TEST_F(EnqueueGcRaceTest, BatchFastPathRacingAVisitLeavesItsItemFindableInAnyInterleaving) {
+  check_batch_fast_path_against_visit(/*pull_in_transaction=*/false);
+}
+TEST_F(EnqueueGcRaceTest, BatchFastPathPullingInTheTransactionRacingAVisitLeavesItsItemFindable) {
+  check_batch_fast_path_against_visit(/*pull_in_transaction=*/true);
 }
 
 TEST_F(EnqueueGcRaceTest, ReadCommittedEnqueueConsumerAndGcNeverOrphanAZoneNorHangInAnyInterleaving) {

@@ -10,7 +10,7 @@
 namespace quick::cli {
 namespace {
 
-struct EnqueueOptions {
+struct EnqueueCommandOptions {
   DatabaseOptions database;
   NewItem item;
   std::string delay = "0s";
@@ -20,7 +20,7 @@ struct EnqueueOptions {
 }  // namespace
 
 void add_enqueue_command(CLI::App& app) {
-  auto options = std::make_shared<EnqueueOptions>();
+  auto options = std::make_shared<EnqueueCommandOptions>();
   auto* command = app.add_subcommand("enqueue", "Enqueue one item");
   add_database_options(*command, options->database);
   command->add_option("--tenant", options->item.tenant, "queue zone (tenant key)")->required();
@@ -35,7 +35,11 @@ void add_enqueue_command(CLI::App& app) {
     if (!options->client_item_id.empty()) item.client_item_id = options->client_item_id;
     auto conn = connect(resolve_database(options->database).url);
     pqxx::work txn(*conn);
-    const auto result = enqueue_in(txn, item);
+    // This transaction holds nothing else and commits at once: a parked zone's pointer can be
+    // moved in it rather than through a pull request (docs/protocol.md).
+    quick::EnqueueOptions pull;
+    pull.pull_in_transaction = true;
+    const auto result = enqueue_in(txn, item, pull);
     txn.commit();
     std::cout << "item " << result.item_id << (result.duplicate ? " (already queued)" : "") << std::endl;
     return 0;

@@ -1,0 +1,60 @@
+// `quick enqueue`: one item from the command line, in the tool's own short transaction. That
+// transaction holds nothing else, so the tool pulls a parked zone's pointer inside it
+// (EnqueueOptions::pull_in_transaction) instead of leaving a pull request for a consumer.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "consumer/support/consumer_test_support.h"
+#include "quick/quick.h"
+#include "support/test_database.h"
+#include "zone/zone_test_support.h"
+
+namespace quick {
+namespace {
+
+using namespace consumer_testing;
+
+class EnqueueCommandTest : public testing::DatabaseTest {
+ protected:
+  // Runs `quick enqueue --database <this test's database> <args>` to its end.
+  ChildProcess& run(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {quick_binary(), "enqueue", "--database", url()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_ = std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, dir_ / "out.txt", dir_ / "err.txt");
+    EXPECT_TRUE(child_->wait_for(std::chrono::seconds(30))) << "quick enqueue did not finish";
+    return *child_;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ChildProcess> child_;
+};
+
+TEST_F(EnqueueCommandTest, EnqueuesOneItemAndPullsAParkedZonesPointerAtItsCommit) {
+  ASSERT_FALSE(quick_binary().empty());
+  {
+    auto conn = connect();  // a zone whose pointer is parked for an hour
+    testing::enqueue_committed(*conn, testing::make_item("zone", "job", "{}", std::chrono::hours(1)));
+  }
+  auto& child = run({"--tenant", "zone", "--job-type", "send", "--payload", R"({"to":"ann"})"});
+  ASSERT_EQ(child.exit_code(), std::optional<int>(0)) << child.describe() << "\n" << child.err();
+  const auto id = query_value<std::int64_t>("SELECT id FROM quick.items WHERE job_type = 'send'");
+  EXPECT_NE(child.out().find("item " + std::to_string(id)), std::string::npos) << child.out();
+  EXPECT_EQ(query_value<std::string>("SELECT payload::text FROM quick.items WHERE id = " + std::to_string(id)),
+            R"({"to": "ann"})");
+  EXPECT_TRUE(query_value<bool>("SELECT p.vesting_time = i.vesting_time FROM quick.pointers p, quick.items i "
+                                "WHERE p.tenant = 'zone' AND i.id = " + std::to_string(id)))
+      << "the pointer vests with the new item";
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0);
+}
+
+TEST_F(EnqueueCommandTest, RejectsBadInputNamingItAndEnqueuesNothing) {
+  ASSERT_FALSE(quick_binary().empty());
+  auto& child = run({"--tenant", "zone", "--job-type", "send", "--payload", "{not json"});
+  EXPECT_NE(child.exit_code(), std::optional<int>(0)) << child.describe();
+  EXPECT_NE(child.err().find("payload"), std::string::npos) << child.err();
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
+}
+
+}  // namespace
+}  // namespace quick

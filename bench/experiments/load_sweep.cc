@@ -1,6 +1,7 @@
 // Experiment: load sweep. The steady state (support/steady_load.h) at several loads, from 50% to
-// 90% of each system's own drain rate, for quick-pg and the batch-10 baseline, in alternating
-// runs so that the machine's drift touches both alike. 10,000 tenants, the paper's uniform
+// 90% of each system's own drain rate, for quick-pg (with the default EnqueueOptions, and with
+// producers that pull pointers in their transactions) and the batch-10 baseline, in alternating
+// runs so that the machine's drift touches all alike. 10,000 tenants, the paper's uniform
 // load, 10 s per run.
 //
 // The steady_state experiment answers one question: does p99 stay under 50 ms at 80%? This one
@@ -50,6 +51,7 @@ void run_load_sweep(ExperimentContext& ctx) {
   std::vector<SteadyRun> runs;
   for (double fraction : fractions) {
     runs.push_back(run_steady_quick(ctx, counts, duration, fraction));
+    runs.push_back(run_steady_quick(ctx, counts, duration, fraction, /*pull_in_transaction=*/true));
     runs.push_back(run_steady_baseline(ctx, counts, duration, fraction, kBatch));
   }
 
@@ -77,21 +79,23 @@ void run_load_sweep(ExperimentContext& ctx) {
   ctx.results->add_section(
       "## Load sweep\n\nThe steady state at several loads: " + std::to_string(tenants) +
       " tenants, the paper's uniform load, " + fixed(duration.count() / 1000.0, 0) +
-      " s per run, each system at a share of its own drain rate (measured again before each run), quick-pg and " +
-      baseline + " alternating. Same setup as the steady state above. Backlog: items not yet done when the "
+      " s per run, each system at a share of its own drain rate (measured again before each run), quick-pg, "
+      "quick-pg-pull-in-tx and " + baseline + " in turn. Same setup as the steady state above. Backlog: items not yet done when the "
       "producers stopped, against the bound for a system that keeps up (0.5 s of arrivals).\n\n" +
       markdown_table({"system", "load", "drain items/s", "offered items/s", "e2e p50 ms", "e2e p99 ms",
                       "backlog end / bound", "CPU busy", "CPU us per item", "CPU the load needs"},
                      table) +
       "\nHighest load measured with p99 <= " + fixed(kLatencyGoalMs, 0) + " ms and a flat backlog: quick-pg " +
-      highest_load_within_goal(runs, "quick-pg") + "; " + baseline + " " + highest_load_within_goal(runs, baseline) +
+      highest_load_within_goal(runs, "quick-pg") + "; quick-pg-pull-in-tx " +
+      highest_load_within_goal(runs, "quick-pg-pull-in-tx") + "; " + baseline + " " +
+      highest_load_within_goal(runs, baseline) +
       ".\n\n![load sweep](load_sweep.png)\n");
 }
 
 }  // namespace
 
 QUICK_BENCH_EXPERIMENT(65, "load_sweep",
-                       "steady state at 50-90% of the drain rate, quick-pg vs baseline b10: p99 against load and CPU",
+                       "steady state at 50-90% of the drain rate, quick-pg (two producer options) vs baseline b10: p99 and CPU",
                        run_load_sweep);
 
 }  // namespace quick::bench

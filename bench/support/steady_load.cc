@@ -162,7 +162,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
 }  // namespace
 
 SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration,
-                           double load_fraction) {
+                           double load_fraction, bool pull_in_transaction) {
   ScratchDatabase db(ctx.server_url, "quick_bench_steady");
   ConsumerConfig config = bench_consumer_config(db.url());  // library defaults, but 4 connections:
   config.manager.threads = 2;  // Scanner, 2 Managers, writer
@@ -175,7 +175,7 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
     return JobResult::done();
   });
   System system;
-  system.name = "quick-pg";
+  system.name = pull_in_transaction ? "quick-pg-pull-in-tx" : "quick-pg";
   system.connections = kConsumers * connections_per_consumer(config);
   system.fill = [&] {
     auto conn = db.connect();
@@ -185,7 +185,9 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
   system.stop = [&] { pool.stop(); };
   system.done = [&] { return pool.done(); };
   system.stats = [&] { return pool.total_stats(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
+  EnqueueOptions options;
+  options.pull_in_transaction = pull_in_transaction;
+  system.enqueue = [options](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<NewItem> items;
     for (const auto& e : batch) {
       for (int i = 0; i < e.count; ++i) {
@@ -196,7 +198,7 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
       }
     }
     pqxx::work txn(conn);
-    enqueue_batch_in(txn, items);
+    enqueue_batch_in(txn, items, options);
     txn.commit();
   };
   return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);

@@ -95,9 +95,11 @@ struct SteadyRun {
   }
 };
 
-// quick-pg with the library's defaults (one consumer, 4 connections, 4 Workers).
+// quick-pg with the library's defaults (one consumer, 4 connections, 4 Workers). With
+// pull_in_transaction the producers set EnqueueOptions::pull_in_transaction (they commit within
+// 5 ms), and the run is named "quick-pg-pull-in-tx".
 SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& counts, std::chrono::milliseconds duration,
-                           double load_fraction);
+                           double load_fraction, bool pull_in_transaction = false);
 // The baseline SKIP LOCKED queue with 4 worker connections claiming `batch` jobs at a time.
 SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts,
                               std::chrono::milliseconds duration, double load_fraction, int batch);

@@ -78,6 +78,9 @@ void produce_quiet_jobs(const std::string& url, const DemoOptions& options, std:
   std::mt19937 random(7);
   std::uniform_int_distribution<int> tenant(0, options.quiet_tenants - 1);
   const auto period = std::chrono::microseconds(static_cast<long long>(1e6 / options.quiet_rate));
+  // Each job commits at once, so a parked zone's pointer is moved in its transaction (protocol.md).
+  EnqueueOptions pull;
+  pull.pull_in_transaction = true;
   auto next = std::chrono::steady_clock::now();
   while (running.load()) {
     NewItem item;
@@ -85,7 +88,7 @@ void produce_quiet_jobs(const std::string& url, const DemoOptions& options, std:
     item.job_type = "notify";
     item.payload = R"({"n":)" + std::to_string(produced.load()) + "}";
     pqxx::work txn(*conn);
-    enqueue_in(txn, item);
+    enqueue_in(txn, item, pull);
     txn.commit();
     ++produced;
     next += period;

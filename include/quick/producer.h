@@ -35,10 +35,11 @@ struct EnqueueOptions {
   // true: move the pointer inside the caller's transaction, where it can be locked without
   // waiting (FOR NO KEY UPDATE SKIP LOCKED; otherwise a request is recorded as above). For
   // producers that commit promptly after enqueueing: the zone vests at the commit, without the
-  // request's detour through a consumer, and an enqueue into a parked zone writes about half as
-  // much (docs/benchmarks.md, steady state). The price: until the caller commits or rolls back,
-  // it holds that tenant's pointer, and consumers skip the zone. Items of the same tenant that
-  // other transactions commit meanwhile, or whose leases run out meanwhile, wait for this
+  // request's detour through a consumer (the steady-state benchmark's p99 halves), and an
+  // enqueue into a parked zone writes about 4 WAL records instead of 8 (docs/protocol.md,
+  // "Pulling inside the caller's transaction"). The price: until the caller commits or rolls
+  // back, it holds that tenant's pointer, and consumers skip the zone. Items of the same tenant
+  // that other transactions commit meanwhile, or whose leases run out meanwhile, wait for this
   // transaction to end. Other tenants are not affected. Only READ COMMITTED callers pull; other
   // isolation levels always record a request.
   bool pull_in_transaction = false;

@@ -61,8 +61,7 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
       if (!fast.empty()) {
         const std::int64_t id = fast[0][0].as<std::int64_t>();
         if (fast[0][1].as<bool>()) {
-          if (options.pull_in_transaction) store::exec_named(txn, QUICK_QUERY(pull_pointer_in_transaction), id);
-          else store::exec_named(txn, QUICK_QUERY(record_pointer_pull), id);
+          store::exec_named(txn, QUICK_QUERY(record_pointer_pull), id, options.pull_in_transaction);
         }
         return EnqueueResult{id, false};
       }

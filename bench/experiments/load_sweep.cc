@@ -1,8 +1,9 @@
 // Experiment: load sweep. The steady state (support/steady_load.h) at several loads, from 50% to
 // 90% of each system's own drain rate, for quick-pg (with the default EnqueueOptions, and with
-// producers that pull pointers in their transactions) and the batch-10 baseline, in alternating
-// runs so that the machine's drift touches all alike. 10,000 tenants, the paper's uniform
-// load, 10 s per run.
+// producers that pull pointers in their transactions), the batch-10 baseline, and the batch-10
+// baseline whose producers also make the writes QuiCK's design adds to an enqueue
+// (add_zone_writes_schema), in alternating runs so that the machine's drift touches all alike.
+// 10,000 tenants, the paper's uniform load, 10 s per run.
 //
 // The steady_state experiment answers one question: does p99 stay under 50 ms at 80%? This one
 // answers the capacity question behind it: up to what load, as a share of the drain rate and in
@@ -53,6 +54,7 @@ void run_load_sweep(ExperimentContext& ctx) {
     runs.push_back(run_steady_quick(ctx, counts, duration, fraction));
     runs.push_back(run_steady_quick(ctx, counts, duration, fraction, /*pull_in_transaction=*/true));
     runs.push_back(run_steady_baseline(ctx, counts, duration, fraction, kBatch));
+    runs.push_back(run_steady_baseline(ctx, counts, duration, fraction, kBatch, /*zone_writes=*/true));
   }
 
   const unsigned cores = std::thread::hardware_concurrency();
@@ -80,7 +82,7 @@ void run_load_sweep(ExperimentContext& ctx) {
       "## Load sweep\n\nThe steady state at several loads: " + std::to_string(tenants) +
       " tenants, the paper's uniform load, " + fixed(duration.count() / 1000.0, 0) +
       " s per run, each system at a share of its own drain rate (measured again before each run), quick-pg, "
-      "quick-pg-pull-in-tx and " + baseline + " in turn. Same setup as the steady state above. Backlog: items not yet done when the "
+      "quick-pg-pull-in-tx, " + baseline + " and " + baseline + "+zone-writes in turn. Same setup as the steady state above. Backlog: items not yet done when the "
       "producers stopped, against the bound for a system that keeps up (0.5 s of arrivals).\n\n" +
       markdown_table({"system", "load", "drain items/s", "offered items/s", "e2e p50 ms", "e2e p99 ms",
                       "backlog end / bound", "CPU busy", "CPU us per item", "CPU the load needs"},
@@ -88,14 +90,15 @@ void run_load_sweep(ExperimentContext& ctx) {
       "\nHighest load measured with p99 <= " + fixed(kLatencyGoalMs, 0) + " ms and a flat backlog: quick-pg " +
       highest_load_within_goal(runs, "quick-pg") + "; quick-pg-pull-in-tx " +
       highest_load_within_goal(runs, "quick-pg-pull-in-tx") + "; " + baseline + " " +
-      highest_load_within_goal(runs, baseline) +
+      highest_load_within_goal(runs, baseline) + "; " + baseline + "+zone-writes " +
+      highest_load_within_goal(runs, baseline + "+zone-writes") +
       ".\n\n![load sweep](load_sweep.png)\n");
 }
 
 }  // namespace
 
 QUICK_BENCH_EXPERIMENT(65, "load_sweep",
-                       "steady state at 50-90% of the drain rate, quick-pg (two producer options) vs baseline b10: p99 and CPU",
+                       "steady state at 50-90% of the drain rate, quick-pg (two producer options) vs baseline b10 (and with zone writes): p99 and CPU",
                        run_load_sweep);
 
 }  // namespace quick::bench

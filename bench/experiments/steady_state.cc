@@ -1,7 +1,10 @@
 // Experiment: steady state at 80% of the drain rate (support/steady_load.h runs it), for
 // quick-pg (its producers with the default EnqueueOptions, and again pulling pointers in their
 // transactions), baseline batch 1 and baseline batch 10, each at 80% of its own drain rate (same
-// utilization, same load shape): 10,000 tenants, the paper's uniform load, 20 s.
+// utilization, same load shape): 10,000 tenants, the paper's uniform load, 20 s. One more run,
+// "baseline-b10+zone-writes", is the batch-10 baseline whose producers also make the writes
+// QuiCK's design adds to an enqueue (add_zone_writes_schema): what those writes alone cost a
+// queue that does nothing else of QuiCK's.
 // Reported: throughput, end-to-end latency p50/p99/p99.9/max and its percentile curve, the
 // backlog over time, and the machine's CPU use: how busy the drain kept it, what an item cost in
 // processor time while draining and while producing and consuming at once, and so what share of
@@ -35,6 +38,7 @@ void run_steady_state(ExperimentContext& ctx) {
   runs.push_back(run_steady_quick(ctx, counts, duration, kLoadFraction, /*pull_in_transaction=*/true));
   if (!ctx.quick) runs.push_back(run_steady_baseline(ctx, counts, duration, kLoadFraction, 1));
   runs.push_back(run_steady_baseline(ctx, counts, duration, kLoadFraction, 10));
+  runs.push_back(run_steady_baseline(ctx, counts, duration, kLoadFraction, 10, /*zone_writes=*/true));
   const SteadyRun& quick = runs[0];
   const SteadyRun& quick_pulling = runs[1];
   const unsigned cores = std::thread::hardware_concurrency();
@@ -89,7 +93,10 @@ void run_steady_state(ExperimentContext& ctx) {
       "Managers, writer) and 4 Workers, otherwise library defaults; quick-pg-pull-in-tx: the same, with producers "
       "that set `EnqueueOptions::pull_in_transaction` (they commit within 5 ms, so holding a parked zone's "
       "pointer until then costs nothing; the default records a pull request that a consumer applies after the "
-      "commit); baseline: 4 worker connections. End-to-end latency: enqueue (vesting) to handler start, for every item enqueued during the "
+      "commit); baseline: 4 worker connections; baseline-b10+zone-writes: the batch-10 baseline whose producers "
+      "also make the writes QuiCK's design adds to an enqueue (each job also enters an index in its tenant's "
+      "order, and each tenant of a transaction has a pointer row that the enqueue locks FOR KEY SHARE and moves "
+      "to vest now, as an enqueue into a parked zone does), its consumers unchanged. End-to-end latency: enqueue (vesting) to handler start, for every item enqueued during the "
       "run (after the producers stop, the run waits for the last one). Backlog: items committed by the producers "
       "and not yet done, at the start and at the end of the run, and its growth over the second half (least "
       "squares).\n\n" +

@@ -28,6 +28,20 @@ void create_baseline_schema(pqxx::connection& conn);
 // One multi-row INSERT (parameters, unnest) in the caller's transaction.
 void enqueue_baseline(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs);
 
+// The writes QuiCK's design adds to an enqueue, added to the baseline so that their cost can be
+// measured apart from quick-pg's own code (the steady state's "baseline-b10+zone-writes"):
+//   - every job also enters an index in its tenant's order, (tenant, priority, run_at): what
+//     quick.items' zone index costs;
+//   - every tenant of a transaction has a pointer row (bench_baseline.zones, indexed by vesting
+//     time as quick.pointers is), which the enqueue locks FOR KEY SHARE (the enqueue/GC lock) and
+//     then moves to vest now (FOR NO KEY UPDATE SKIP LOCKED, then an update), as an enqueue into a
+//     parked zone does when it pulls the pointer in its transaction.
+// The consumers are unchanged: they claim and delete as before and never read the zones.
+// Creates the index and one pointer per tenant, tenant_name(0 .. tenants - 1).
+void add_zone_writes_schema(pqxx::connection& conn, int tenants);
+// enqueue_baseline plus those writes, in one statement.
+void enqueue_baseline_with_zone_writes(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs);
+
 struct ClaimedJob {
   std::int64_t id = 0;
   std::string tenant;

@@ -52,12 +52,15 @@ std::string describe_consumers(const ConsumerStats& before, const ConsumerStats&
   const auto won = static_cast<double>(after.pointer_leases_won - before.pointer_leases_won);
   const auto dequeued = static_cast<double>(after.items_dequeued - before.items_dequeued);
   const auto visits = static_cast<double>(after.visits - before.visits);
+  const auto parked = static_cast<double>(after.pointers_parked - before.pointers_parked);
+  const auto pulls = static_cast<double>(after.pulls_applied - before.pulls_applied);
   if (scans <= 0 || attempts <= 0 || won <= 0 || visits <= 0) return "no scans";
   return fixed(scans / seconds, 0) + " scans/s (all consumers), " + fixed(peeked / scans, 1) +
          " vested pointers per peek, " + fixed(selected / scans, 2) + " selected per scan, " +
          fixed(100.0 * (attempts - won) / attempts, 1) + "% of lease attempts lost, " + fixed(dequeued / won, 2) +
          " items per zone visit, " + fixed(attempts / visits, 1) + " zones per visit (" +
-         std::to_string(after.pointers_per_visit) + " at most at the end)";
+         std::to_string(after.pointers_per_visit) + " at most at the end), " + fixed(parked / seconds, 0) +
+         " zones parked per s, " + fixed(pulls / seconds, 0) + " pull requests applied per s";
 }
 
 SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& system, LatencyRecorder& e2e,
@@ -205,11 +208,12 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
 }
 
 SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration,
-                              double load_fraction, int batch) {
+                              double load_fraction, int batch, bool zone_writes) {
   ScratchDatabase db(ctx.server_url, "quick_bench_steady");
   {
     auto conn = db.connect();
     create_baseline_schema(*conn);
+    if (zone_writes) add_zone_writes_schema(*conn, static_cast<int>(counts.size()));
   }
   constexpr int kConnections = 4;
   LatencyRecorder e2e;
@@ -220,7 +224,7 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
                                           },
                                           milliseconds(5)});
   System system;
-  system.name = "baseline-b" + std::to_string(batch);
+  system.name = "baseline-b" + std::to_string(batch) + (zone_writes ? "+zone-writes" : "");
   system.connections = kConnections;
   system.fill = [&] {
     auto conn = db.connect();
@@ -231,11 +235,12 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
   system.start = [&] { pool.start(); };
   system.stop = [&] { pool.stop(); };
   system.done = [&] { return pool.done(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
+  system.enqueue = [zone_writes](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<BaselineJob> jobs;
     for (const auto& e : batch) jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, "{}", 0});
     pqxx::work txn(conn);
-    enqueue_baseline(txn, jobs);
+    if (zone_writes) enqueue_baseline_with_zone_writes(txn, jobs);
+    else enqueue_baseline(txn, jobs);
     txn.commit();
   };
   return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);

@@ -101,8 +101,11 @@ struct SteadyRun {
 SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& counts, std::chrono::milliseconds duration,
                            double load_fraction, bool pull_in_transaction = false);
 // The baseline SKIP LOCKED queue with 4 worker connections claiming `batch` jobs at a time.
+// With zone_writes its producers also make the writes QuiCK's design adds to an enqueue
+// (add_zone_writes_schema), and the run is named "baseline-b<batch>+zone-writes".
 SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts,
-                              std::chrono::milliseconds duration, double load_fraction, int batch);
+                              std::chrono::milliseconds duration, double load_fraction, int batch,
+                              bool zone_writes = false);
 
 // The value at `percentile` (0..100] of sorted samples, as LatencyRecorder computes it.
 double percentile_of(const std::vector<double>& sorted, double percentile);

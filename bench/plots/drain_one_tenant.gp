@@ -1,5 +1,6 @@
-# Drain throughput, one tenant: jobs/s per system, one bar each. Reads drain_one_tenant.csv:
-# system, connections, jobs_per_s.
+# Drain throughput, one tenant: jobs/s, one bar per drain (quick-pg and baseline batch 10 in
+# alternating rounds, batch 1 once). Reads drain_one_tenant.csv: load (the round), system,
+# jobs_per_s.
 load system("dirname ".ARG0)."/_common.gp"
 file = dir."/drain_one_tenant.csv"
 if (!has(file)) { print "skip: no ".file; exit }
@@ -13,5 +14,5 @@ set xrange [-0.6:*]
 set offsets 0, 0, graph 0.1, 0  # room for the labels
 unset key
 set bmargin 4
-plot file using 0:"jobs_per_s":xtic(sprintf("%s\n(%d connections)", strcol("system"), column("connections"))) with boxes, \
+plot file using 0:"jobs_per_s":xtic(sprintf("%s\n%s", strcol("system"), strcol("load"))) with boxes, \
      "" using 0:"jobs_per_s":(sprintf("%.0f", column("jobs_per_s"))) with labels offset 0,1

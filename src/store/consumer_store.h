@@ -41,8 +41,8 @@ struct ZoneVisit {
   int conflicts_gone = 0;
 };
 
-// Algorithm 2 for `tenants`, in one transaction (see quick.visit_zones in migrations/0003, whose
-// steps are commented in migrations/0002):
+// Algorithm 2 for `tenants`, in one transaction (see quick.visit_zones in migrations/0004, whose
+// steps are commented in migrations/0002 and 0003):
 // lease, dequeue up to dequeue_max items per zone, requeue / park / garbage-collect each pointer.
 // `txn` must be READ COMMITTED and should commit right after.
 ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,

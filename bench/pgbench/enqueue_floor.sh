@@ -76,7 +76,7 @@ measure() {
 echo "${seconds} s per variant, ${rounds} round(s), $(date -u +%FT%TZ)"
 for round in $(seq 1 "$rounds"); do
   measure "round $round, batch shape: 100 items into ~100 random tenants per transaction, 4 clients" 4 100 \
-    plain queue_plain items_no_zone_index items_shape advisory_and_insert lock_and_insert batch_fast_path enqueue_batch
+    plain queue_plain items_no_zone_index items_shape advisory_and_insert lock_and_insert json_lock_and_insert batch_fast_path enqueue_batch
   measure "round $round, steady shape: ${steady_items} items into 24 random tenants per transaction, 2 clients" 2 "$steady_items" \
     steady_plain steady_queue_plain steady_items_shape steady_lock_and_insert steady_fast_path steady_enqueue_batch
 done

@@ -57,8 +57,12 @@ struct ScannerConfig {
 struct ManagerConfig {
   int threads = 2;               // Manager threads. 1..256.
   // Max items dequeued from one zone per visit (pointer lease): the fairness bound ("water
-  // filling"). Larger means fewer visits per item for big zones. 1..10000.
-  int dequeue_max = 100;
+  // filling"). Larger means fewer visits per item for big zones: one zone's visits run one at a
+  // time, each costing a millisecond or two beyond its items, so this bounds how fast one tenant's
+  // backlog drains (about 23,000 no-op items/s at 100 on 2 cores, 31,000 at 200:
+  // docs/benchmarks.md, section 3). Smaller keeps less of a big zone leased by one consumer: for
+  // jobs that take seconds, set it near worker.threads. 1..10000.
+  int dequeue_max = 200;
   // Pointer lease duration: the longest a Manager may hold its zones in one visit. A visit is one
   // transaction whose row locks are the lease; past p_duration Postgres cancels it and the zones
   // are free at once. 100ms..10min.

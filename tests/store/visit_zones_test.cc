@@ -253,12 +253,6 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.orphaned_zones"), 0);
 }
 
-}  // namespace
-}  // namespace quick::store
-
-namespace quick::store {
-namespace {
-
 // A big zone whose items are all leased: every lease moved an item to the end of its zone (a new
 // row version) and left the old version dead where a sequential scan starts, until a vacuum.
 // Version 3's probes for vested items ("does the zone have any?", step 1; "any left?", step 3)

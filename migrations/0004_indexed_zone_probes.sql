@@ -11,8 +11,10 @@
 -- one visit; docs/benchmarks.md, section 3). This version asks for the zone's first vested item
 -- in the zone index's order, (priority, vesting_time) LIMIT 1, which Postgres answers from the
 -- index whatever the statistics say: a sequential scan would have to read the whole table to
--- sort it. Nothing else changes: the protocol (docs/protocol.md) and every result are version
--- 3's (tests/store/visit_zones_test.cc).
+-- sort it. For the same reason step 2's update also names its rows by an array of ids: joined
+-- to the chosen items by id alone, it was planned as a hash join over a sequential scan of
+-- quick.items when the table held some tens of thousands of rows. Nothing else changes: the
+-- protocol (docs/protocol.md) and every result are version 3's (tests/store/visit_zones_test.cc).
 --
 -- Apply with: psql -v ON_ERROR_STOP=1 -f migrations/0004_indexed_zone_probes.sql (after 0003), or quick migrate.
 
@@ -119,7 +121,9 @@ BEGIN
                        FOR NO KEY UPDATE SKIP LOCKED) c)
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
-          FROM chosen WHERE i.id = chosen.id
+          -- The ids as an array too, so that the update reaches its rows through the primary key
+          -- whatever the table's size (see the header).
+          FROM chosen WHERE i.id = chosen.id AND i.id = ANY (ARRAY(SELECT c.id FROM chosen c))
         RETURNING 'item'::text, i.tenant, NULL::text, NULL::interval, i.id, i.job_type, i.priority, i.lease_id,
                   i.error_count, i.payload, i.enqueued_at, i.client_item_id, i.last_error,
                   now_ts - chosen.ready_at, now_ts - i.enqueued_at;

@@ -280,5 +280,28 @@ TEST_F(VisitZonesTest, ABigZonesProbesUseTheZoneIndexNotASequentialScan) {
   txn.commit();
 }
 
+// The same for step 3's probe ("any vested items left after the dequeue?"): here every item is
+// vested but row-locked by another session, so step 1 finds vested items, step 2 leases none of
+// them (SKIP LOCKED), and step 3 finds them still there and requeues the pointer to vest now.
+TEST_F(VisitZonesTest, ABigZonesBusyProbeUsesTheZoneIndexNotASequentialScan) {
+  query("SELECT count(*) FROM quick.enqueue_batch((SELECT jsonb_agg(jsonb_build_object('tenant', 'big', "
+        "'job_type', 'job')) FROM generate_series(1, 20000)))");
+  query("VACUUM ANALYZE quick.items");
+  auto holder = connect();
+  pqxx::work held(*holder);
+  held.exec("SELECT count(*) FROM (SELECT id FROM quick.items FOR UPDATE) locked");
+
+  auto conn = connect();  // new: no scans of its own pending in the statistics yet
+  pqxx::work txn(*conn);
+  const ZoneVisit result = visit_zones(txn, {"big"}, 100, 30s, kHour, {});
+  EXPECT_TRUE(result.items.empty());
+  EXPECT_EQ(actions_by_tenant(result).at("big"), SettleAction::kRequeued);  // still busy: vests now
+  EXPECT_EQ(txn.exec1("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relid = 'quick.items'::regclass")[0]
+                .as<std::int64_t>(),
+            0);
+  txn.commit();
+  held.abort();
+}
+
 }  // namespace
 }  // namespace quick::store

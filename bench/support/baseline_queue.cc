@@ -49,6 +49,19 @@ std::string text_array(const std::vector<std::string>& values) {
   return out + "}";
 }
 
+// One multi-row statement over the jobs as parameter arrays (tenants, priorities, payloads).
+void insert_jobs(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs, const char* name,
+                 const char* statement) {
+  std::vector<std::string> tenants, priorities, payloads;
+  for (const auto& job : jobs) {
+    tenants.push_back(job.tenant);
+    priorities.push_back(std::to_string(job.priority));
+    payloads.push_back(job.payload);
+  }
+  txn.conn().prepare(name, statement);
+  txn.exec_prepared(name, text_array(tenants), text_array(priorities), text_array(payloads));
+}
+
 }  // namespace
 
 void create_baseline_schema(pqxx::connection& conn) {
@@ -76,22 +89,6 @@ void add_zone_writes_schema(pqxx::connection& conn, int tenants) {
   session.exec_params("INSERT INTO bench_baseline.zones SELECT unnest($1::text[]), statement_timestamp()",
                       text_array(names));
 }
-
-namespace {
-
-void insert_jobs(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs, const char* name,
-                 const char* statement) {
-  std::vector<std::string> tenants, priorities, payloads;
-  for (const auto& job : jobs) {
-    tenants.push_back(job.tenant);
-    priorities.push_back(std::to_string(job.priority));
-    payloads.push_back(job.payload);
-  }
-  txn.conn().prepare(name, statement);
-  txn.exec_prepared(name, text_array(tenants), text_array(priorities), text_array(payloads));
-}
-
-}  // namespace
 
 void enqueue_baseline(pqxx::transaction_base& txn, const std::vector<BaselineJob>& jobs) {
   insert_jobs(txn, jobs, "bench_baseline_insert", kInsert);

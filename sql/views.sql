@@ -1,15 +1,14 @@
 -- Operator views: inspect quick-pg's queues with plain SQL (docs/inspecting.md has a cookbook).
 --
 -- Repeatable: every statement is CREATE OR REPLACE, and `quick migrate` re-applies this file after
--- the numbered migrations. By hand: psql -v ON_ERROR_STOP=1 -f sql/views.sql "$DATABASE_URL".
+-- the numbered migrations and sql/functions/, in the same transaction as the functions. By hand:
+-- psql -X -1 -v ON_ERROR_STOP=1 -f sql/views.sql "$DATABASE_URL".
 -- Views only add columns at the end (CREATE OR REPLACE VIEW cannot drop or reorder them).
 --
 -- Item states, on the database clock:
 --   vested  vesting_time <= now(): a consumer may dequeue it now
 --   leased  lease_id set and vesting_time > now(): a consumer holds it
 --   delayed no lease and vesting_time > now(): enqueued with a delay, or backing off after errors
-
-BEGIN;
 
 -- One row per non-empty queue zone.
 CREATE OR REPLACE VIEW quick.zone_depth AS
@@ -83,5 +82,3 @@ SELECT (SELECT count(*) FROM quick.pointers)                                   A
        (SELECT count(*) FROM quick.orphaned_zones)                             AS orphaned_zones;
 
 COMMENT ON VIEW quick.queue_summary IS 'Totals for the whole queue, one row.';
-
-COMMIT;

@@ -1,3 +1,4 @@
+-- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- The C++ producer's batch fast path: quick.enqueue_batch's protocol for the common case, in one
 -- statement read straight from the same JSON array ($1, built by enqueue_batch_in from items it
 -- has validated): FOR KEY SHARE on each distinct tenant's pointer (in tenant order, each through

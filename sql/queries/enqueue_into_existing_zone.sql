@@ -1,3 +1,4 @@
+-- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- The C++ producer's fast path: quick.enqueue's protocol for the common case, in one statement.
 -- Locks the tenant's pointer FOR KEY SHARE, then inserts the item (the INSERT reads the lock's
 -- result, so it runs after it). No row when the pointer does not exist or the payload is over

@@ -1,3 +1,4 @@
+-- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- Item $1, which the fast path found enqueued into a parked zone, needs its zone's pointer to
 -- vest no later than the item. By default ($2 false) record a pull request, which a consumer
 -- applies after the caller's commit. With EnqueueOptions::pull_in_transaction ($2 true) a READ

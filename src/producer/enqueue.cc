@@ -1,5 +1,6 @@
 // Enqueue inside the caller's transaction. The protocol that keeps "every non-empty zone has a
 // pointer" lives in the SQL functions quick.enqueue / quick.enqueue_batch; see docs/protocol.md.
+// Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 #include <algorithm>
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,5 @@
-// Client-side twin of quick.check_new_item (migrations/0001_queue_zones.sql). It exists so that
+// Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
+// Client-side twin of quick.check_new_item (sql/functions/argument_checks.sql). It exists so that
 // bad input is reported before any statement runs in the caller's transaction: once Postgres
 // rejects a statement, the whole transaction is aborted, and the caller's own work with it. So it
 // also rejects what the SQL checks never see because the server refuses it earlier: NUL bytes

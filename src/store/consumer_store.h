@@ -1,4 +1,4 @@
-// The consumer's batch operations on the items and the top-level queue (migrations/0002). Each
+// The consumer's batch operations on the items and the top-level queue (sql/functions/). Each
 // function runs one statement in the transaction passed in; the consumer runs each in its own
 // short READ COMMITTED transaction.
 //
@@ -41,8 +41,8 @@ struct ZoneVisit {
   int conflicts_gone = 0;
 };
 
-// Algorithm 2 for `tenants`, in one transaction (see quick.visit_zones in migrations/0004, whose
-// steps are commented in migrations/0002 and 0003):
+// Algorithm 2 for `tenants`, in one transaction (quick.visit_zones, sql/functions/visit_zones.sql,
+// which comments every step):
 // lease, dequeue up to dequeue_max items per zone, requeue / park / garbage-collect each pointer.
 // `txn` must be READ COMMITTED and should commit right after.
 ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,

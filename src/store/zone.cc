@@ -1,5 +1,5 @@
-// The zone API of include/quick/zone.h: thin calls of the SQL functions in
-// migrations/0001_queue_zones.sql, which hold the semantics for every client language.
+// The zone API of include/quick/zone.h: thin calls of the SQL functions in sql/functions/
+// (quick.peek, quick.dequeue, ...), which hold the semantics for every client language.
 #include "quick/zone.h"
 
 #include "embedded_sql.h"

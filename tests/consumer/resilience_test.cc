@@ -19,6 +19,7 @@ namespace quick {
 namespace {
 
 using namespace consumer_testing;
+using testing::EmptyDatabase;
 
 class ResilienceTest : public testing::DatabaseTest {
  protected:

@@ -16,6 +16,7 @@ namespace quick {
 namespace {
 
 using namespace consumer_testing;
+using testing::EmptyDatabase;
 
 class WorkerCommandTest : public testing::DatabaseTest {
  protected:

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "quick/producer.h"
 #include "store/pointer_store.h"
 #include "support/test_database.h"
@@ -34,7 +36,30 @@ const std::vector<std::string> kTenants = {"s-0", "s-1", "s-2", "s-3"};
 constexpr auto kEnqueuePhase = 5s;
 constexpr auto kDrainLimit = 20s;
 
-enum class EnqueuerKind { kReadCommittedSingle, kReadCommittedBatch, kSerializableMixed };
+// kReadCommittedSqlFunctions calls quick.enqueue and quick.enqueue_batch as any SQL client does;
+// the others go through the C++ producer (its fast paths, falling back to those functions for new
+// zones): both implementations of the protocol race each other here.
+enum class EnqueuerKind { kReadCommittedSingle, kReadCommittedBatch, kSerializableMixed, kReadCommittedSqlFunctions };
+
+// The SQL function path for `items` inside `txn`; returns the ids.
+std::vector<std::int64_t> enqueue_with_sql_functions(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
+                                                     bool batch) {
+  std::vector<std::int64_t> ids;
+  if (batch) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const auto& item : items) array.push_back({{"tenant", item.tenant}, {"job_type", item.job_type}});
+    for (const auto& row : txn.exec_params("SELECT item_id FROM quick.enqueue_batch($1::jsonb) ORDER BY ordinal",
+                                           array.dump())) {
+      ids.push_back(row[0].as<std::int64_t>());
+    }
+  } else {
+    for (const auto& item : items) {
+      ids.push_back(txn.exec_params1("SELECT item_id FROM quick.enqueue($1, $2)", item.tenant, item.job_type)[0]
+                        .as<std::int64_t>());
+    }
+  }
+  return ids;
+}
 
 struct EnqueuerReport {
   std::vector<std::int64_t> committed;
@@ -85,6 +110,7 @@ void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed,
       const bool roll_back = rng() % 25 == 0;
 
       auto body = [&](pqxx::transaction_base& txn) {
+        if (kind == EnqueuerKind::kReadCommittedSqlFunctions) return enqueue_with_sql_functions(txn, items, rng() % 2);
         std::vector<std::int64_t> ids;
         if (batch) {
           for (const auto& result : enqueue_batch_in(txn, items)) ids.push_back(result.item_id);
@@ -213,7 +239,8 @@ class ConcurrentStressTest : public testing::DatabaseTest {};
 TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrphanAZone) {
   const std::vector<EnqueuerKind> kinds = {EnqueuerKind::kReadCommittedSingle,
                                            EnqueuerKind::kReadCommittedBatch,
-                                           EnqueuerKind::kSerializableMixed};
+                                           EnqueuerKind::kSerializableMixed,
+                                           EnqueuerKind::kReadCommittedSqlFunctions};
   constexpr int kConsumers = 3;
   std::atomic<bool> stop_enqueuers{false};
   std::atomic<bool> stop_consumers{false};
@@ -341,12 +368,15 @@ TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrph
   // READ COMMITTED callers never see a queue-induced serialization failure or deadlock.
   EXPECT_EQ(enqueuers[0].serialization_failures + enqueuers[0].deadlocks, 0);
   EXPECT_EQ(enqueuers[1].serialization_failures + enqueuers[1].deadlocks, 0);
+  EXPECT_EQ(enqueuers[3].serialization_failures + enqueuers[3].deadlocks, 0);
+  EXPECT_GT(enqueuers[3].committed.size(), 0u) << "the SQL function path enqueued nothing";
 
   std::ostringstream actions;
   for (const auto& [action, n] : settle_actions) actions << " " << action << "=" << n;
   std::cout << "[protocol] stress " << seconds << "s: items committed=" << committed.size()
             << " (RC single " << enqueuers[0].committed.size() << ", RC batch "
-            << enqueuers[1].committed.size() << ", SER " << enqueuers[2].committed.size()
+            << enqueuers[1].committed.size() << ", SER " << enqueuers[2].committed.size() << ", RC SQL functions "
+            << enqueuers[3].committed.size()
             << "), rolled back=" << rolled_back.size() << ", completed=" << completions.size()
             << ", queued when enqueueing stopped=" << left_at_drain << " (drained in " << drain_seconds
             << "s), left=" << present.size() << "; SER 40001 retries="

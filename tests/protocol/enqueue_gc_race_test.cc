@@ -13,14 +13,12 @@
 // GC's lease, has been inactive for an hour, and its zone is empty.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/enqueue_paths.h"
 #include "support/interleaving.h"
 #include "support/test_database.h"
 
@@ -32,6 +30,7 @@ using testing::dynamic_step;
 using testing::EnumerationStats;
 using testing::fixed_step;
 using testing::InterleavingHarness;
+using testing::query_file_with_literals;
 using testing::RunResult;
 using testing::RunView;
 using testing::SessionScript;
@@ -217,24 +216,6 @@ SessionScript settle_session(const std::string& tenant) {
 }
 std::string enqueue_sql(const std::string& tenant) {
   return "SELECT item_id FROM quick.enqueue(" + sql_literal(tenant) + ", 'race')";
-}
-// A query file the library embeds (sql/queries/<name>.sql), read from the source tree, with its
-// $n parameters replaced by SQL literals.
-std::string query_file_with_literals(const std::string& name,
-                                     const std::vector<std::pair<std::string, std::string>>& parameters) {
-  const auto file = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "sql" /
-                    "queries" / (name + ".sql");
-  std::ifstream in(file);
-  EXPECT_TRUE(in) << "cannot read " << file;
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string sql = text.str();
-  for (const auto& [parameter, literal] : parameters) {
-    for (auto at = sql.find(parameter); at != std::string::npos; at = sql.find(parameter, at + literal.size())) {
-      sql.replace(at, parameter.size(), literal);
-    }
-  }
-  return sql;
 }
 // The C++ producer's fast path (sql/queries/enqueue_into_existing_zone.sql, the very file the
 // library embeds) with its parameters spelled as literals. It returns no row when the tenant has

@@ -9,12 +9,14 @@
 #include <memory>
 #include <string>
 
+#include "support/enqueue_paths.h"
 #include "support/interleaving.h"
 #include "support/test_database.h"
 
 namespace quick {
 namespace {
 
+using testing::EnqueuePath;
 using testing::execute_step;
 using testing::sql_literal;
 using testing::StepOutcome;
@@ -97,10 +99,23 @@ class LockCompatibilityTest : public testing::DatabaseTest {
   std::unique_ptr<Session> consumer_;
 };
 
-TEST_F(LockCompatibilityTest, AnOpenEnqueueDoesNotBlockLeasingNorReleasingNorSettlingItsPointer) {
+// The same promises for each implementation of the enqueue protocol: the SQL function and the C++
+// producer's fast paths (the pointer exists in these tests, so a fast path never falls back).
+class EnqueueLockCompatibilityTest : public LockCompatibilityTest,
+                                     public ::testing::WithParamInterface<EnqueuePath> {
+ protected:
+  // One enqueue inside the enqueuer's open transaction; it must insert its item.
+  void enqueue_in_open_transaction() {
+    const auto outcome = enqueuer_->run(testing::enqueue_statement(GetParam(), kTenant));
+    ASSERT_TRUE(outcome.ok()) << outcome.error;
+    ASSERT_EQ(outcome.row_count(), 1u) << "the enqueue inserted nothing";
+  }
+};
+
+TEST_P(EnqueueLockCompatibilityTest, AnOpenEnqueueDoesNotBlockLeasingNorReleasingNorSettlingItsPointer) {
   enqueue_committed();
   ASSERT_TRUE(enqueuer_->run("BEGIN").ok());
-  ASSERT_TRUE(enqueuer_->run(enqueue_sql()).ok());  // holds FOR KEY SHARE until COMMIT
+  enqueue_in_open_transaction();  // holds FOR KEY SHARE until COMMIT
 
   const auto lease = consumer_->run(lease_sql());
   expect_not_blocked(lease, "quick.lease_pointers");
@@ -127,7 +142,7 @@ TEST_F(LockCompatibilityTest, AnOpenEnqueueDoesNotBlockLeasingNorReleasingNorSet
   EXPECT_EQ(query_value<long>("SELECT count(*) FROM quick.orphaned_zones"), 0);
 }
 
-TEST_F(LockCompatibilityTest, AnInProgressLeaseDoesNotBlockAnEnqueueAtAnyIsolationLevel) {
+TEST_P(EnqueueLockCompatibilityTest, AnInProgressLeaseDoesNotBlockAnEnqueueAtAnyIsolationLevel) {
   enqueue_committed();
   for (const std::string isolation : {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}) {
     SCOPED_TRACE(isolation);
@@ -137,7 +152,9 @@ TEST_F(LockCompatibilityTest, AnInProgressLeaseDoesNotBlockAnEnqueueAtAnyIsolati
     ASSERT_EQ(lease.row_count(), 1u);
 
     ASSERT_TRUE(enqueuer_->run("BEGIN ISOLATION LEVEL " + isolation).ok());
-    expect_not_blocked(enqueuer_->run(enqueue_sql()), "quick.enqueue (FOR KEY SHARE)");
+    const auto enqueue = enqueuer_->run(testing::enqueue_statement(GetParam(), kTenant));
+    expect_not_blocked(enqueue, "the enqueue (FOR KEY SHARE)");
+    EXPECT_EQ(enqueue.row_count(), 1u) << "the enqueue inserted nothing";
 
     EXPECT_TRUE(consumer_->run("COMMIT").ok());
     EXPECT_TRUE(enqueuer_->run("COMMIT").ok());
@@ -146,10 +163,10 @@ TEST_F(LockCompatibilityTest, AnInProgressLeaseDoesNotBlockAnEnqueueAtAnyIsolati
   }
 }
 
-TEST_F(LockCompatibilityTest, AnOpenEnqueueBlocksDeletingThePointerAndLockingItForUpdate) {
+TEST_P(EnqueueLockCompatibilityTest, AnOpenEnqueueBlocksDeletingThePointerAndLockingItForUpdate) {
   enqueue_committed();
   ASSERT_TRUE(enqueuer_->run("BEGIN").ok());
-  ASSERT_TRUE(enqueuer_->run(enqueue_sql()).ok());
+  enqueue_in_open_transaction();
 
   const std::string where = std::string(" WHERE tenant = ") + sql_literal(kTenant);
   expect_blocked(consumer_->run("DELETE FROM quick.pointers" + where), "DELETE of the pointer");
@@ -161,10 +178,10 @@ TEST_F(LockCompatibilityTest, AnOpenEnqueueBlocksDeletingThePointerAndLockingItF
   EXPECT_TRUE(consumer_->run("SELECT 1 FROM quick.pointers" + where + " FOR UPDATE").ok());
 }
 
-TEST_F(LockCompatibilityTest, ConsumersDoNotSkipAPointerThatAnOpenEnqueueHolds) {
+TEST_P(EnqueueLockCompatibilityTest, ConsumersDoNotSkipAPointerThatAnOpenEnqueueHolds) {
   enqueue_committed();
   ASSERT_TRUE(enqueuer_->run("BEGIN").ok());
-  ASSERT_TRUE(enqueuer_->run(enqueue_sql()).ok());
+  enqueue_in_open_transaction();
 
   const auto peek = consumer_->run("SELECT tenant FROM quick.peek_pointers(100)");
   expect_not_blocked(peek, "quick.peek_pointers");
@@ -260,6 +277,11 @@ TEST_F(LockCompatibilityTest, PointersHaveNoUniqueIndexButTheOneOnTenantAlone) {
   EXPECT_TRUE(row["total"].as<bool>()) << row["relname"].c_str() << " is partial";
   EXPECT_EQ(row["columns"].as<std::string>(""), "tenant");
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, EnqueueLockCompatibilityTest, ::testing::ValuesIn(testing::every_enqueue_path()),
+                         [](const ::testing::TestParamInfo<EnqueuePath>& info) {
+                           return testing::enqueue_path_name(info.param);
+                         });
 
 }  // namespace
 }  // namespace quick

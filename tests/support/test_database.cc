@@ -12,11 +12,12 @@
 namespace quick::testing {
 namespace {
 
-// Identifies this build's schema: any change to migrations or views gives a new template.
+// Identifies this build's schema: any change to migrations, functions or views gives a new
+// template.
 std::string schema_fingerprint() {
   std::string all;
   for (std::size_t i = 0; i < embedded::kMigrationCount; ++i) all += embedded::kMigrations[i].sql;
-  all += embedded::kViewsSql;
+  for (std::size_t i = 0; i < embedded::kDefinitionCount; ++i) all += embedded::kDefinitions[i].sql;
   return std::to_string(std::hash<std::string>{}(all) % 1000000007ULL);
 }
 
@@ -68,6 +69,27 @@ std::string url_for_database(const std::string& url, const std::string& dbname) 
   }
   return url + " dbname=" + dbname;
 }
+
+EmptyDatabase::EmptyDatabase() {
+  static std::atomic<int> counter{0};
+  name_ = "quick_empty_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  pqxx::connection conn(admin_url());
+  pqxx::nontransaction session(conn);
+  session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
+  session.exec("CREATE DATABASE " + session.quote_name(name_) + " TEMPLATE template0");
+}
+
+EmptyDatabase::~EmptyDatabase() {
+  try {
+    pqxx::connection conn(admin_url());
+    pqxx::nontransaction session(conn);
+    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "could not drop " << name_ << ": " << error.what();
+  }
+}
+
+std::string EmptyDatabase::url() const { return url_for_database(admin_url(), name_); }
 
 void DatabaseTest::SetUp() {
   const std::string admin = admin_url();

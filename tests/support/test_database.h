@@ -20,6 +20,21 @@ std::string admin_url();
 // `url` with its dbname replaced (libpq keyword/value form appended last wins).
 std::string url_for_database(const std::string& url, const std::string& dbname);
 
+// A database on the test cluster without the quick schema, dropped by the destructor.
+class EmptyDatabase {
+ public:
+  EmptyDatabase();
+  ~EmptyDatabase();
+  EmptyDatabase(const EmptyDatabase&) = delete;
+  EmptyDatabase& operator=(const EmptyDatabase&) = delete;
+
+  std::string url() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
 class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override;

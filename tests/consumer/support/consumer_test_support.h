@@ -7,7 +7,6 @@
 //   RunLog                           thread-safe record of handler runs (id -> runs, start times)
 //   quick_binary()                   $QUICK_BUILD_DIR/quick, failing the test when missing
 //   TempDir, ChildProcess            a scratch directory and a spawned process we can signal
-//   EmptyDatabase                    a database without the quick schema, dropped afterwards
 #pragma once
 
 #include <fcntl.h>
@@ -296,32 +295,6 @@ class ChildProcess {
   pid_t pid_ = -1;
   std::optional<int> status_;
   std::filesystem::path stdout_file_, stderr_file_;
-};
-
-// A database on the test cluster without the quick schema, dropped afterwards.
-class EmptyDatabase {
- public:
-  EmptyDatabase() : name_("quick_empty_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++)) {
-    pqxx::connection conn(quick::testing::admin_url());
-    pqxx::nontransaction session(conn);
-    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
-    session.exec("CREATE DATABASE " + session.quote_name(name_));
-  }
-  ~EmptyDatabase() {
-    try {
-      pqxx::connection conn(quick::testing::admin_url());
-      pqxx::nontransaction session(conn);
-      session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
-    } catch (const std::exception& error) {
-      ADD_FAILURE() << "could not drop " << name_ << ": " << error.what();
-    }
-  }
-  std::string url() const { return quick::testing::url_for_database(quick::testing::admin_url(), name_); }
-  const std::string& name() const { return name_; }
-
- private:
-  static inline std::atomic<int> counter_{0};
-  std::string name_;
 };
 
 }  // namespace quick::consumer_testing

@@ -1,34 +1,38 @@
--- quick-pg schema version 3: quick.visit_zones in time linear in the number of zones visited.
+-- Algorithm 2 for a batch of zones: one call, one transaction, one round trip.
 --
--- Version 2's visit told its steps' results apart by testing each zone's membership in arrays of
--- tenants (`= ANY (found_zones)`, `<> ALL (busy_zones)`, `= ANY (locked_tenants)` ...): a scan of
--- the array per zone, so a visit of n zones made about 4 n^2 text comparisons: with 400 zones per
--- visit a drained item cost 58.8-61.2 us of processor time against 50.8-52.4 with 100
--- (docs/benchmarks.md, "Bigger visits"). This version carries one flag per zone in arrays aligned
--- with the visited zones instead, and takes step 4a's locks one zone at a time in tenant order
--- (one index lookup each, as the ANY scan made), so it knows which zone each lock belongs to
--- without searching. The protocol (docs/protocol.md) and the results are those of version 2, step
--- for step (see the comments of migrations/0002_consumer.sql), except that a tenant named twice
--- among those not visited is reported as one conflict, not two.
+-- On FoundationDB the paper's Manager leases a pointer, dequeues and settles it in separate
+-- transactions, and the pointer lease (a vesting-time bump) keeps the zone its own in between.
+-- On Postgres a commit is the unit of cost, so the whole visit is one transaction and the row
+-- lock is the lease: other consumers skip the zone while it is visited, and a consumer that dies
+-- mid-visit changes nothing (the transaction rolls back, the pointer is still vested).
 --
--- Apply with: psql -v ON_ERROR_STOP=1 -f migrations/0003_linear_visits.sql (after 0002), or quick migrate.
-
-BEGIN;
-
-SELECT pg_advisory_xact_lock(487085218667);
-
-DO $guard$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 2) THEN
-        RAISE EXCEPTION 'quick migration 0003 needs migration 0002 first' USING ERRCODE = 'undefined_object';
-    END IF;
-    IF EXISTS (SELECT 1 FROM quick.schema_migrations WHERE version = 3) THEN
-        RAISE EXCEPTION 'quick migration 0003 is already applied to database %', current_database()
-            USING ERRCODE = 'duplicate_object';
-    END IF;
-END
-$guard$;
-
+--   1. lock the named zones' pointers that are vested. FOR NO KEY UPDATE SKIP LOCKED: never FOR
+--      UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE and starve busy tenants;
+--   2. dequeue up to dequeue_max vested items from each zone (item leases), leaving out job types
+--      the consumer is throttling;
+--   3. a zone that still has vested items has more work: its pointer vests again now;
+--   4. every other zone is settled with the protocol of quick.settle_pointers (docs/protocol.md):
+--      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; in a NEW
+--      statement read the zone and requeue its pointer to the zone's earliest vesting time, park
+--      it, or delete it when the zone has been empty for min_inactive. A zone an enqueuer holds
+--      right now is released to vest now.
+-- Returns one row per dequeued item (kind 'item'), one per zone visited (kind 'pointer', with
+-- what happened: requeued, parked, collected, released_busy; and pointer_lag, how long the
+-- pointer had been vested), and for each tenant that was not visited one row of kind 'conflict': 'locked' (another consumer was visiting it), 'not_vested' (visited and requeued
+-- by someone else since it was peeked) or 'gone'. ready_lag: how long each item had been vested;
+-- age: since its enqueue (database clock).
+--
+-- Two things keep a visit's cost proportional to the zones and items it touches:
+--   * time linear in the zones visited: the steps' results are carried as one flag per zone in
+--     arrays aligned with the visited zones (never `tenant = ANY (array)` per zone, which made a
+--     visit of n zones cost about 4 n^2 text comparisons), and step 4a takes its locks one zone
+--     at a time in tenant order, so it knows which zone each lock belongs to;
+--   * every probe for "does this zone have vested items?" (steps 1 and 3) asks for the zone's
+--     first vested item in the zone index's order, (priority, vesting_time) LIMIT 1, and step 2's
+--     update also names its rows by an array of ids. An EXISTS probe, or an update joined by id
+--     alone, can be planned as a sequential scan when one tenant owns most of quick.items, and
+--     then walks the dead row version every lease leaves behind (docs/benchmarks-history.md,
+--     migration 0004).
 CREATE OR REPLACE FUNCTION quick.visit_zones(tenants text[], dequeue_max integer, item_lease_duration interval,
                                              min_inactive interval, excluded_job_types text[] DEFAULT '{}')
 RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
@@ -73,8 +77,11 @@ BEGIN
            coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
       INTO zone_tenants, zone_active, zone_lag, zone_found, found_zones
       FROM (SELECT p.tenant, p.last_active_time, p.vesting_time,
-                   EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
-                              AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))) AS active
+                   -- Through the zone index, in its order (see the header): not an EXISTS.
+                   coalesce((SELECT true FROM quick.items i
+                              WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
+                                AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                              ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
               FROM quick.pointers p
              WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
              ORDER BY p.tenant
@@ -113,17 +120,22 @@ BEGIN
                        FOR NO KEY UPDATE SKIP LOCKED) c)
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
-          FROM chosen WHERE i.id = chosen.id
+          -- The ids as an array too, so that the update reaches its rows through the primary key
+          -- whatever the table's size (see the header).
+          FROM chosen WHERE i.id = chosen.id AND i.id = ANY (ARRAY(SELECT c.id FROM chosen c))
         RETURNING 'item'::text, i.tenant, NULL::text, NULL::interval, i.id, i.job_type, i.priority, i.lease_id,
                   i.error_count, i.payload, i.enqueued_at, i.client_item_id, i.last_error,
                   now_ts - chosen.ready_at, now_ts - i.enqueued_at;
     END IF;
 
     -- 3: zones that still have vested items after the dequeue (this reads our own writes: the
-    -- items just leased no longer vest) vest again now. A plain no-key update, no FOR UPDATE:
-    -- see version 2.
-    SELECT coalesce(array_agg(z.found AND EXISTS (SELECT 1 FROM quick.items i
-                                                   WHERE i.tenant = z.t AND i.vesting_time <= now_ts)
+    -- items just leased no longer vest) vest again now: Algorithm 2's requeue to an earliest
+    -- vesting time that is already past. No FOR UPDATE is needed for that: the pointer stays
+    -- vested, so no enqueue can be delayed by it, and a plain no-key update does not disturb
+    -- REPEATABLE READ / SERIALIZABLE enqueuers the way a FOR UPDATE lock does.
+    SELECT coalesce(array_agg(z.found AND coalesce((SELECT true FROM quick.items i
+                                                     WHERE i.tenant = z.t AND i.vesting_time <= now_ts
+                                                     ORDER BY i.priority, i.vesting_time LIMIT 1), false)
                               ORDER BY z.n), '{}')
       INTO zone_busy
       FROM unnest(zone_tenants, zone_found) WITH ORDINALITY z(t, found, n);
@@ -211,7 +223,3 @@ BEGIN
       FROM plan;
 END
 $$;
-
-INSERT INTO quick.schema_migrations (version, name) VALUES (3, 'linear_visits');
-
-COMMIT;

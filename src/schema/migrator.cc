@@ -2,6 +2,7 @@
 #include <pqxx/pqxx>
 
 #include "embedded_sql.h"
+#include "schema/sql_definitions.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
 #include "store/sql_errors.h"
@@ -74,7 +75,13 @@ int applied_schema_version(pqxx::connection& conn) { return read_applied_version
 void require_current_schema(pqxx::connection& conn) {
   const int applied = read_applied_version(conn);
   const int latest = latest_schema_version();
-  if (applied == latest) return;
+  if (applied == latest) {
+    const auto stale = schema::stale_functions(conn);
+    if (stale.empty()) return;
+    throw SchemaError("database " + std::string(conn.dbname()) + " has an older definition of " +
+                      stale.front() + (stale.size() > 1 ? " and " + std::to_string(stale.size() - 1) + " more functions" : "") +
+                      " than this build: run `quick migrate`");
+  }
   if (applied == 0) {
     throw SchemaError("database " + std::string(conn.dbname()) +
                       " has no quick schema: run `quick migrate` first");
@@ -116,12 +123,7 @@ MigrationReport migrate(pqxx::connection& conn) {
     }
     report.applied.push_back(label);
   }
-  try {
-    run_script(conn, embedded::kViewsSql);
-  } catch (const std::exception& error) {
-    rollback_quietly(conn);
-    throw SchemaError("sql/views.sql failed and was rolled back: " + store::primary_message(error));
-  }
+  schema::apply_definitions(conn);
   report.version_after = read_applied_version(conn);
   return report;
 }

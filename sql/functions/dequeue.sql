@@ -1,0 +1,24 @@
+-- Peek and lease in one statement. SKIP LOCKED: concurrent dequeuers take disjoint items.
+CREATE OR REPLACE FUNCTION quick.dequeue(tenant text, max_items integer, lease_duration interval,
+                                         job_type text DEFAULT NULL)
+RETURNS SETOF quick.items
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_argument(dequeue.max_items > 0,
+        'quick.dequeue: max_items must be positive, got %s', coalesce(dequeue.max_items::text, 'NULL'));
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.dequeue');
+    RETURN QUERY
+    WITH chosen AS MATERIALIZED (
+        SELECT i.id FROM quick.items i
+         WHERE i.tenant = dequeue.tenant AND i.vesting_time <= statement_timestamp()
+           AND (dequeue.job_type IS NULL OR i.job_type = dequeue.job_type)
+         ORDER BY i.priority, i.vesting_time
+         LIMIT dequeue.max_items
+         FOR NO KEY UPDATE SKIP LOCKED)
+    UPDATE quick.items i
+       SET lease_id = gen_random_uuid(), vesting_time = statement_timestamp() + lease_duration
+      FROM chosen WHERE i.id = chosen.id
+    RETURNING i.*;
+END
+$$;

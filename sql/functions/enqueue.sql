@@ -1,0 +1,89 @@
+-- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
+-- Enqueue: runs inside the caller's transaction, at any isolation level, and never commits.
+--
+-- Protocol (docs/protocol.md): lock the tenant's pointer FOR KEY SHARE, which conflicts only with
+-- its deletion (GC) and never with consumers' lease updates; if there is none, create it with
+-- INSERT ... ON CONFLICT DO NOTHING and retry the lock if another transaction won that race; then
+-- insert the item. Under READ COMMITTED each statement takes a fresh snapshot, which the retry
+-- relies on; under REPEATABLE READ/SERIALIZABLE the race with a pointer GC surfaces as 40001,
+-- which the caller retries like any serialization failure.
+--
+-- If the existing pointer is parked later than the new item vests (and no consumer holds it), a
+-- pull request is recorded; a consumer applies it after the commit. RR/SER callers may see a stale
+-- pointer version, so they always record one.
+CREATE OR REPLACE FUNCTION quick.enqueue(
+    tenant         text,
+    job_type       text,
+    payload        jsonb    DEFAULT '{}',
+    vesting_delay  interval DEFAULT '0',
+    priority       integer  DEFAULT 0,
+    client_item_id text     DEFAULT NULL)
+RETURNS TABLE (item_id bigint, duplicate boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    item_vesting      timestamptz := statement_timestamp() + enqueue.vesting_delay;
+    pointer_vesting   timestamptz;
+    pointer_lease     uuid;
+    pointer_created   boolean := false;
+    max_payload       integer := quick.max_payload_bytes();
+BEGIN
+    -- The checks of quick.check_new_item, inlined: calling it costs a plpgsql function call per
+    -- enqueue. Only when one fails (or cannot be decided here) is it called, to raise its error.
+    IF NOT coalesce(length(enqueue.tenant) BETWEEN 1 AND 200
+                    AND length(enqueue.job_type) BETWEEN 1 AND 100
+                    AND pg_column_size(enqueue.payload) <= max_payload
+                    AND enqueue.vesting_delay >= interval '0'
+                    AND (enqueue.client_item_id IS NULL OR length(enqueue.client_item_id) BETWEEN 1 AND 200),
+                    false) THEN
+        PERFORM quick.check_new_item(enqueue.tenant, enqueue.job_type, enqueue.payload,
+                                     enqueue.vesting_delay, enqueue.client_item_id, max_payload,
+                                     'quick.enqueue');
+    END IF;
+    IF enqueue.priority IS NULL THEN
+        PERFORM quick.check_argument(false, 'quick.enqueue: priority must not be NULL');
+    END IF;
+
+    LOOP
+        SELECT p.vesting_time, p.lease_id INTO pointer_vesting, pointer_lease
+          FROM quick.pointers p WHERE p.tenant = enqueue.tenant FOR KEY SHARE;
+        EXIT WHEN FOUND;
+        INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
+        VALUES (enqueue.tenant, item_vesting, statement_timestamp())
+        ON CONFLICT (tenant) DO NOTHING;
+        pointer_created := FOUND;
+        EXIT WHEN pointer_created;
+    END LOOP;
+
+    IF enqueue.client_item_id IS NULL THEN
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
+        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, enqueue.payload)
+        RETURNING id INTO item_id;
+    ELSE
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload, client_item_id)
+        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, enqueue.payload,
+                enqueue.client_item_id)
+        ON CONFLICT (tenant, client_item_id) WHERE client_item_id IS NOT NULL DO NOTHING
+        RETURNING id INTO item_id;
+        IF item_id IS NULL THEN
+            SELECT i.id INTO item_id FROM quick.items i
+             WHERE i.tenant = enqueue.tenant AND i.client_item_id = enqueue.client_item_id;
+            duplicate := true;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+    END IF;
+    duplicate := false;
+
+    IF NOT pointer_created
+       AND ((pointer_vesting > item_vesting AND pointer_lease IS NULL)
+            OR current_setting('transaction_isolation') <> 'read committed') THEN
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (enqueue.tenant, item_vesting);
+    END IF;
+    RETURN NEXT;
+END
+$$;
+
+COMMENT ON FUNCTION quick.enqueue(text, text, jsonb, interval, integer, text) IS
+'Enqueue one item inside the caller''s transaction. Returns the item id, and duplicate = true when '
+'client_item_id already named a queued item of this tenant (nothing is inserted then).';

@@ -1,0 +1,17 @@
+-- Extend the leases of running items in one statement. Returns the items whose lease was
+-- extended; any other item of the input has lost its lease (re-leased, or gone).
+CREATE OR REPLACE FUNCTION quick.extend_item_leases(item_ids bigint[], lease_ids uuid[], lease_duration interval)
+RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.extend_item_leases');
+    PERFORM quick.check_argument(cardinality(item_ids) = cardinality(lease_ids),
+        'quick.extend_item_leases: item_ids and lease_ids must have the same length');
+    RETURN QUERY
+    UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
+      FROM unnest(item_ids, lease_ids) u(id, lease)
+     WHERE i.id = u.id AND i.lease_id = u.lease
+    RETURNING i.id, i.vesting_time;
+END
+$$;

@@ -1,0 +1,18 @@
+-- Extend a lease: succeeds while the caller's lease id is still on the item, i.e. the lease is
+-- live, or it ran out but nobody leased the item since.
+CREATE OR REPLACE FUNCTION quick.extend_lease(item_id bigint, lease_id uuid, lease_duration interval)
+RETURNS TABLE (outcome quick.outcome, lease_expires_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.extend_lease');
+    PERFORM quick.check_argument(extend_lease.lease_id IS NOT NULL, 'quick.extend_lease: lease_id must not be NULL');
+    UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
+     WHERE i.id = extend_lease.item_id AND i.lease_id = extend_lease.lease_id
+    RETURNING 'done'::quick.outcome, i.vesting_time INTO outcome, lease_expires_at;
+    IF NOT FOUND THEN
+        outcome := quick.item_miss_reason(extend_lease.item_id);
+    END IF;
+    RETURN NEXT;
+END
+$$;

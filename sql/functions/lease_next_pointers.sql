@@ -1,0 +1,22 @@
+-- Lease up to max_pointers vested pointers in vesting order (the in-order Scanner's peek+lease).
+CREATE OR REPLACE FUNCTION quick.lease_next_pointers(max_pointers integer, lease_duration interval)
+RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers');
+    PERFORM quick.check_argument(max_pointers > 0,
+        'quick.lease_next_pointers: max_pointers must be positive, got %s', coalesce(max_pointers::text, 'NULL'));
+    RETURN QUERY
+    WITH chosen AS MATERIALIZED (
+        SELECT p.tenant FROM quick.pointers p
+         WHERE p.vesting_time <= statement_timestamp()
+         ORDER BY p.vesting_time, p.tenant
+         LIMIT max_pointers
+         FOR NO KEY UPDATE SKIP LOCKED)
+    UPDATE quick.pointers p
+       SET vesting_time = statement_timestamp() + lease_duration, lease_id = gen_random_uuid()
+      FROM chosen WHERE p.tenant = chosen.tenant
+    RETURNING p.tenant, p.lease_id, p.last_active_time;
+END
+$$;

@@ -1,0 +1,20 @@
+-- Lease the named pointers that are vested and not locked; returns the ones won. A pointer lease
+-- reserves the whole zone for lease_duration.
+CREATE OR REPLACE FUNCTION quick.lease_pointers(tenants text[], lease_duration interval)
+RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.lease_pointers');
+    RETURN QUERY
+    WITH chosen AS MATERIALIZED (
+        SELECT p.tenant FROM quick.pointers p
+         WHERE p.tenant = ANY (tenants) AND p.vesting_time <= statement_timestamp()
+         ORDER BY p.tenant
+         FOR NO KEY UPDATE SKIP LOCKED)
+    UPDATE quick.pointers p
+       SET vesting_time = statement_timestamp() + lease_duration, lease_id = gen_random_uuid()
+      FROM chosen WHERE p.tenant = chosen.tenant
+    RETURNING p.tenant, p.lease_id, p.last_active_time;
+END
+$$;

@@ -1,0 +1,16 @@
+-- Vested items of one zone in (priority, vesting_time) order, optionally of one job type.
+CREATE OR REPLACE FUNCTION quick.peek(tenant text, max_items integer DEFAULT 1, job_type text DEFAULT NULL)
+RETURNS SETOF quick.items
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_argument(peek.max_items > 0,
+        'quick.peek: max_items must be positive, got %s', coalesce(peek.max_items::text, 'NULL'));
+    RETURN QUERY
+    SELECT * FROM quick.items i
+     WHERE i.tenant = peek.tenant AND i.vesting_time <= statement_timestamp()
+       AND (peek.job_type IS NULL OR i.job_type = peek.job_type)
+     ORDER BY i.priority, i.vesting_time
+     LIMIT peek.max_items;
+END
+$$;

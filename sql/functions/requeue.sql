@@ -1,0 +1,27 @@
+-- Requeue after a failure: the item vests again after vesting_delay, its error count goes up by
+-- one and the lease is released. With a lease id only the holder succeeds.
+CREATE OR REPLACE FUNCTION quick.requeue(item_id bigint, lease_id uuid, vesting_delay interval DEFAULT '0',
+                                         error text DEFAULT NULL)
+RETURNS quick.outcome
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    zone     text;
+    vests_at timestamptz;
+BEGIN
+    PERFORM quick.check_argument(requeue.vesting_delay >= interval '0',
+        'quick.requeue: vesting_delay must be zero or positive, got %s',
+        coalesce(requeue.vesting_delay::text, 'NULL'));
+    UPDATE quick.items i
+       SET vesting_time = statement_timestamp() + requeue.vesting_delay, lease_id = NULL,
+           error_count = i.error_count + 1, last_error = coalesce(requeue.error, i.last_error)
+     WHERE i.id = requeue.item_id
+       AND (requeue.lease_id IS NULL OR i.lease_id = requeue.lease_id)
+    RETURNING i.tenant, i.vesting_time INTO zone, vests_at;
+    IF FOUND THEN
+        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at]);
+        RETURN 'done';
+    END IF;
+    RETURN quick.item_miss_reason(requeue.item_id);
+END
+$$;

@@ -1,0 +1,20 @@
+-- Put a dead item back in its zone (through quick.enqueue, so the zone gets its pointer), with a
+-- fresh error count. Returns the new item id. Runs inside the caller's transaction.
+CREATE OR REPLACE FUNCTION quick.retry_dead_item(dead_item_id bigint, vesting_delay interval DEFAULT '0')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    dead quick.dead_items;
+    new_id bigint;
+BEGIN
+    DELETE FROM quick.dead_items d WHERE d.id = dead_item_id RETURNING * INTO dead;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('quick.retry_dead_item: no dead item with id %s', coalesce(dead_item_id::text, 'NULL'));
+    END IF;
+    SELECT e.item_id INTO new_id
+      FROM quick.enqueue(dead.tenant, dead.job_type, dead.payload, vesting_delay, dead.priority,
+                         dead.client_item_id) e;
+    RETURN new_id;
+END
+$$;

@@ -1,0 +1,13 @@
+-- The Scanner's one call per scan (Algorithm 1, line 6): apply the pending pull requests
+-- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
+-- vested pointers in vesting order, from the pointers_vesting index. The first row, with a NULL
+-- tenant, says how many pointers the pulls moved.
+CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
+RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY SELECT NULL::text, NULL::timestamptz, quick.apply_pointer_pulls(max_pulls);
+    RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
+END
+$$;

@@ -1,0 +1,17 @@
+// The quick schema of a database as text, for comparing two databases object by object.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace quick::testing {
+
+// One sorted line per object of schema quick: every column (type, nullability, default,
+// identity), constraint, index, table option, view (pg_get_viewdef), function
+// (pg_get_functiondef), enum type and comment.
+std::vector<std::string> schema_snapshot(const std::string& url);
+
+// The lines only in `expected` ("- ...") and only in `actual` ("+ ..."); empty when equal.
+std::string schema_difference(const std::vector<std::string>& expected, const std::vector<std::string>& actual);
+
+}  // namespace quick::testing

@@ -1,12 +1,16 @@
 // Consumer configuration: every parameter of the paper's Algorithms 1-3 under its paper name,
 // plus what a production consumer needs (threads, retry policies, throttles, stop deadline).
 //
-// Defaults are chosen for a single small-to-medium Postgres server; docs/configuration.md lists
-// each option with its unit, default and effect, and the YAML form `quick worker` reads.
-// load_config_file / parse_config_yaml validate everything once and report the first bad value
-// with the option's full name and the allowed range (quick::InvalidArgument).
+// Each option below states its unit, its allowed range (inclusive unless written with <), its
+// default and its effect. Durations are Millis (milliseconds) here and strings with a unit in
+// YAML ("250ms", "2s", "1m"). Defaults are chosen for a single small-to-medium Postgres server;
+// docs/configuration.md lists every option with the same facts, the YAML form `quick worker`
+// reads, and the measurements behind the defaults. load_config_file / parse_config_yaml /
+// validate check everything once and report the first bad value with the option's full name and
+// the allowed range (quick::InvalidArgument).
 //
-// Thread safety: plain values.
+// Thread safety: plain values. The functions below keep no state and may be called from any
+// thread.
 #pragma once
 
 #include <chrono>
@@ -21,18 +25,26 @@ using Millis = std::chrono::milliseconds;
 
 // One Postgres database with its own top-level queue.
 struct DatabaseConfig {
-  // A label for logs and stats; non-empty and unique. Default (YAML and Consumer): "db<N>", the
-  // database's 1-based position.
+  // A label for logs and stats; non-empty and unique among the databases. Default: "" here,
+  // which Consumer and the YAML reader replace with "db<N>", the database's 1-based position
+  // (validate() alone rejects an empty name).
   std::string name;
-  std::string url;   // libpq connection string or URI; non-empty. YAML: url, or url_env: NAME.
+  // libpq connection string or URI; non-empty and well-formed. YAML: url, or url_env: NAME. The
+  // consumer's connections add connect_timeout=5 (seconds) unless it sets one.
+  std::string url;
 };
 
 // Algorithm 1: the Scanner.
 struct ScannerConfig {
-  int peek_max = 1000;           // max vested pointers read per peek. Range 1..100000.
-  double selection_frac = 0.02;  // fraction of peeked pointers selected at random. (0, 1].
-  int selection_max = 2000;      // max pointers selected per peek. >= 1.
-  int processing_bound = 10000;  // pointers processed in one database before moving on. >= 1.
+  int peek_max = 1000;           // max vested pointers read per peek. 1..100000. Default 1000.
+  // Fraction of the peeked pointers selected, uniformly at random: each scan selects
+  // ceil(peeked x selection_frac) of them, at most selection_max. Smaller means less contention
+  // between consumers but higher latency (paper, Figure 7). Range (0, 1]. Default 0.02.
+  double selection_frac = 0.02;
+  int selection_max = 2000;      // max pointers selected per peek. >= 1. Default 2000.
+  // Pointers selected in one database before the Scanner moves on to the next database of its
+  // round. Range >= 1. Default 10000.
+  int processing_bound = 10000;
   // How long the Scanner sleeps after a round over all databases found no vested pointer.
   // Bounds the pickup latency of an idle queue. Range 1ms..10s. Default 20ms.
   Millis idle_poll_interval{20};
@@ -42,55 +54,70 @@ struct ScannerConfig {
   // The in-order role's lease: renewed every third of it; a dead holder's role moves to another
   // consumer within this time. Range 1s..10min. Default 5s.
   Millis in_order_lease_duration{5000};
-  // Tenant partitioning between consumers (src/scanner/tenant_partition.h): each live consumer
-  // of a database owns a share of its tenants; a Scanner takes its own vested pointers at once and
-  // other consumers' once they have been vested this long. Keeps consumers from racing for the
-  // same few pointers on a lightly loaded queue. 0 turns partitioning off (every Scanner selects
-  // from all pointers, as in the paper). Range 0..10min. Default 50ms. Membership is a lease of
-  // in_order_lease_duration in quick.consumer_roles (role 'member:<consumer_id>').
+  // Tenant partitioning between consumers (docs/consumer.md#tenant-partitioning): each live
+  // consumer of a database owns a share of its tenants; a Scanner takes its own vested pointers at
+  // once and other consumers' once they have been vested this long. Keeps consumers from racing
+  // for the same few pointers on a lightly loaded queue. 0 turns partitioning off (every Scanner
+  // selects from all pointers, as in the paper). Range 0..10min. Default 50ms. Membership is a
+  // lease of in_order_lease_duration in quick.consumer_roles (role 'member:<consumer_id>').
   Millis partition_grace{50};
-  // Pull requests (earlier items enqueued into parked zones) applied per scan. >= 1.
+  // Pull requests (earlier items enqueued into parked zones) applied per scan, in requests.
+  // Range >= 1. Default 10000.
   int pulls_per_scan = 10000;
 };
 
 // Algorithm 2: the Managers.
 struct ManagerConfig {
-  int threads = 2;               // Manager threads. 1..256.
-  // Max items dequeued from one zone per visit (pointer lease): the fairness bound ("water
-  // filling"). Larger means fewer visits per item for big zones: one zone's visits run one at a
-  // time, each costing a millisecond or two beyond its items, so this bounds how fast one tenant's
-  // backlog drains (about 23,000 no-op items/s at 100 on 2 cores, 31,000 at 200:
-  // docs/benchmarks.md, section 3). Smaller keeps less of a big zone leased by one consumer: for
-  // jobs that take seconds, set it near worker.threads. 1..10000.
+  // Manager threads, each with its own connection to every database; at most this many visits
+  // run at once. Range 1..256. Default 2.
+  int threads = 2;
+  // Max items dequeued from one zone per visit (pointer lease), in items: the fairness bound
+  // ("water filling"). Range 1..10000. Default 200. Larger means fewer visits per item for big
+  // zones: one zone's visits run one at a time, each with a cost of its own beyond its items, so
+  // this bounds how fast one tenant's backlog drains; the default is sized for draining big zones
+  // of short jobs (measurements: docs/configuration.md#manager-algorithm-2). Smaller keeps less of
+  // a big zone leased by one consumer: every item taken stays leased to it until a Worker runs
+  // it, so for jobs that take seconds, set it near worker.threads.
   int dequeue_max = 200;
   // Pointer lease duration: the longest a Manager may hold its zones in one visit. A visit is one
-  // transaction whose row locks are the lease; past p_duration Postgres cancels it and the zones
-  // are free at once. 100ms..10min.
+  // transaction whose row locks are the lease; this is the Manager sessions' statement_timeout,
+  // so past p_duration Postgres cancels the visit and the zones are free at once.
+  // Range 100ms..10min. Default 2s.
   Millis p_duration{2000};
-  Millis min_inactive{60000};    // an empty zone's pointer is deleted after this long idle. 0..1d.
+  // An empty zone's pointer is deleted only after it has been idle this long, so a zone that
+  // refills soon keeps its pointer. Range 0..24h. Default 1min.
+  Millis min_inactive{60000};
   // Zones handled by one Manager in one visit (one statement and commit: Postgres' cost is per
-  // statement, so zones are visited in batches). The in-order Scanner takes at least this many of
-  // the oldest pointers per scan. 1..1000.
+  // statement, so zones are visited in batches), in zones. The in-order Scanner takes at least
+  // this many of the oldest pointers per scan. Range 1..1000. Default 100.
   int pointers_per_batch = 100;
   // The same for a consumer that is its database's only live consumer (known from tenant
-  // partitioning's membership): bigger visits make each zone cheaper, but several consumers lose
-  // by them (src/scanner/visit_size.h). Never fewer than pointers_per_batch; 0 = off. 0..1000.
+  // partitioning's membership, so it needs scanner.partition_grace > 0): bigger visits make each
+  // zone cheaper, but several consumers sharing a database lose throughput by them, so only a
+  // lone consumer uses this size (docs/configuration.md#manager-algorithm-2). Never fewer than
+  // pointers_per_batch; 0 = off. Range 0..1000. Default 400.
   int pointers_per_batch_alone = 400;
 };
 
 // Algorithm 3: the Workers.
 struct WorkerConfig {
-  int threads = 8;                     // Worker threads. 1..1024.
-  Millis item_lease_duration{30000};   // item lease; extended while the handler runs. 1s..1d.
+  int threads = 8;                     // Worker threads (handlers run at once). 1..1024. Default 8.
+  // Item lease; extended while the handler runs. A dead consumer's items run again after this
+  // long. Range 1s..24h. Default 30s.
+  Millis item_lease_duration{30000};
   // How often leases of held items are extended. Range 1ms..item_lease_duration (exclusive).
-  // Default: a third of item_lease_duration.
+  // Default (unset): a third of item_lease_duration.
   std::optional<Millis> lease_extend_interval;
-  // The Scanner looks for more zones only while fewer than this many zones have items waiting in
-  // the local buffer (Workers take items round robin over zones). A zone with 2 x threads items
-  // waiting is not visited again until they run low. 0..100000 (0 counts as 1). Default: threads.
+  // In zones: the Scanner looks for more zones only while fewer than this many zones have items
+  // waiting in the local buffer (Workers take items round robin over zones). A zone with
+  // 2 x threads items waiting is not visited again until they run low. Range 0..100000 (0 counts
+  // as 1). Default (unset): threads.
   std::optional<int> prefetch_zones;
-  Millis ack_interval{5};     // completions are acknowledged in batches at least this often. 1ms..10s.
-  int ack_batch_max = 1000;   // max completions per acknowledgment statement. 1..100000.
+  // Completions (and retries, releases, permanent failures) that handlers did not commit in their
+  // own transaction are written in batches: a batch is written once its oldest result has waited
+  // this long, or as soon as it holds ack_batch_max results. Range 1ms..10s. Default 5ms.
+  Millis ack_interval{5};
+  int ack_batch_max = 1000;   // max results per acknowledgment statement. 1..100000. Default 1000.
 };
 
 enum class PermanentFailureAction {
@@ -99,50 +126,81 @@ enum class PermanentFailureAction {
 };
 
 // How failures of one job type are retried (paper section 6: "each type of queued items can set
-// its own retry policy").
+// its own retry policy"). Every failed attempt counts, in-line retries included: in
+// max_attempts, in the backoff and in the item's error count
+// (docs/consumer.md#retry-policies-and-throttles).
 struct RetryPolicy {
-  int inline_retries = 0;  // immediate retries in the same Worker before requeueing. 0..100.
-  int max_attempts = 25;   // after this many failed attempts, the failure is permanent. 0 = no limit.
-  Millis give_up_after{0}; // an item failing this long after its enqueue is given up. 0 = never.
-  Millis backoff_base{1000};    // first retry delay; doubles with every error. 1ms..1d.
-  Millis backoff_max{600000};   // cap on the retry delay. >= backoff_base.
-  double backoff_jitter = 0.2;  // +-fraction of random jitter. 0..1.
+  int inline_retries = 0;  // immediate retries in the same Worker, then requeue. 0..100. Default 0.
+  // After this many failed attempts, the failure is permanent. >= 0; 0 = no limit. Default 25.
+  int max_attempts = 25;
+  // An item still failing this long after its enqueue is given up. >= 0; 0 = never. Default 0.
+  Millis give_up_after{0};
+  Millis backoff_base{1000};    // first retry delay, doubled per failure. 1ms..24h. Default 1s.
+  Millis backoff_max{600000};   // cap on the retry delay. >= backoff_base. Default 10min.
+  // Each retry delay is varied at random by up to +- this fraction, so that failed items do not
+  // retry in lockstep. Range 0..1. Default 0.2.
+  double backoff_jitter = 0.2;
   PermanentFailureAction on_permanent_failure = PermanentFailureAction::kMoveToDeadItems;
 };
 
 struct JobTypeConfig {
-  Millis execution_bound{300000};  // handler time limit (paper: execution_bound_t). 1ms..7d.
-  int max_in_flight = 0;           // per-consumer throttle: items of this type at once. 0 = none.
+  // Handler time limit (paper: execution_bound_t), counted from the handler's start, in-line
+  // retries included. Past it should_stop() turns true and the item's lease is no longer
+  // extended; a result other than done then counts as a failure. Range 1ms..7d. Default 5min.
+  Millis execution_bound{300000};
+  // Per-consumer throttle, in items: at most this many items of this type held by this consumer
+  // at once (buffered or running); extra items are released to vest again shortly. Cluster-wide
+  // the limit is max_in_flight x consumers. Range >= 0; 0 = no limit. Default 0.
+  int max_in_flight = 0;
   RetryPolicy retry;
   // For `quick worker` only: the command run for each item (argv; the payload is its stdin).
+  // When given, its first element (the program) must not be empty. Default: none.
   std::vector<std::string> command;
-  int permanent_failure_exit_code = 75;  // `quick worker`: this exit status = permanent failure. 1..255.
+  // `quick worker` only: a command exiting with this status failed permanently (no retry); any
+  // other non-zero status is a transient failure. Range 1..255. Default 75.
+  int permanent_failure_exit_code = 75;
 };
 
 struct ConsumerConfig {
-  std::string consumer_id;  // unique per consumer; default "<hostname>-<pid>-<random>"
-  std::vector<DatabaseConfig> databases;
+  // Unique per consumer; names it in leases, logs and its connections' application_name.
+  // Default: "" here, which Consumer replaces with "<hostname>-<pid>-<random>".
+  std::string consumer_id;
+  std::vector<DatabaseConfig> databases;  // at least one
   ScannerConfig scanner;
   ManagerConfig manager;
   WorkerConfig worker;
   JobTypeConfig default_job_type;  // for job types not listed below
-  std::map<std::string, JobTypeConfig> job_types;  // names 1..100 characters; in YAML each starts from default_job_type
-  Millis stop_deadline{10000};  // how long stop() lets running handlers finish. 0..1h.
-  Millis reconnect_delay_max{5000};  // cap of the reconnect/retry backoff of every loop. 10ms..10min.
+  // Names 1..100 characters, as an item's job_type; in YAML each starts from default_job_type.
+  std::map<std::string, JobTypeConfig> job_types;
+  // How long stop() lets running handlers finish before asking them to stop. Range 0..1h.
+  // Default 10s.
+  Millis stop_deadline{10000};
+  // Cap of the reconnect/retry backoff of every background loop: after an error a loop waits
+  // 50ms (20ms on the writer thread), doubling with each further failure up to this cap, +-25%
+  // jitter; after a permanent error (such as a missing schema) at least 1s
+  // (docs/consumer.md#errors). Range 10ms..10min. Default 5s.
+  Millis reconnect_delay_max{5000};
 
-  // The effective settings for `job_type`.
+  // The effective settings for `job_type`: its job_types entry, else default_job_type.
   const JobTypeConfig& job_type(const std::string& job_type) const;
+  // worker.lease_extend_interval, or a third of worker.item_lease_duration when unset.
   Millis effective_lease_extend_interval() const;
+  // worker.prefetch_zones, or worker.threads when unset (0 is returned as 0).
   int effective_prefetch_zones() const;
 };
 
 // Throws InvalidArgument naming the first invalid option ("manager.dequeue_max must be between
-// 1 and 10000, got 0").
+// 1 and 10000, got 0"). Checks every range stated above and that each url is a well-formed
+// connection string; connects to nothing.
 void validate(const ConsumerConfig& config);
 
 // YAML, as documented in docs/configuration.md. Durations are strings with units ("250ms",
-// "2s", "1m"). A database's url may be given as url_env: NAME (read from the environment).
+// "2s", "1m") and must be whole milliseconds. A database's url may be given as url_env: NAME
+// (read from the environment now). Unknown or repeated keys and wrong types are errors, with
+// their line and column. Validates the result; throws InvalidArgument.
 ConsumerConfig parse_config_yaml(const std::string& yaml_text);
+// parse_config_yaml of the file's contents; errors (including an unreadable file) are
+// InvalidArgument prefixed with `path`.
 ConsumerConfig load_config_file(const std::string& path);
 
 }  // namespace quick

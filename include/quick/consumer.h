@@ -2,7 +2,10 @@
 // Workers, serving one or more databases, each with its own top-level queue.
 //
 //   quick::Consumer consumer(config);
-//   consumer.handle("send_receipt", [](quick::JobContext& job) { ...; return quick::JobResult::done(); });
+//   consumer.handle("send_receipt", [](quick::JobContext& job) {
+//     ...;
+//     return quick::JobResult::done();
+//   });
 //   consumer.start();
 //   ...
 //   consumer.stop();   // or let the destructor do it
@@ -12,12 +15,14 @@
 // Lifecycle: handle() before start(); start() and stop() are idempotent; stop() is safe before
 // start() and from several threads at once, and returns once every thread has ended: it stops
 // scanning, lets running handlers finish until config.stop_deadline, then asks them to stop,
-// and releases the leases of items it did not finish (they become available at once).
+// and releases the leases of items it did not finish (they become available at once). The full
+// sequence: docs/consumer.md#stopping.
 //
 // Errors: every background loop classifies database errors (connection lost, server restart,
-// serialization failure, in-doubt commit, ...), logs them through spdlog, backs off and
-// goes on. No exception escapes a consumer thread. Loggers: quick.consumer, quick.scanner,
-// quick.election, quick.manager, quick.worker, quick.lease_keeper, quick.acker.
+// serialization failure, in-doubt commit, ...), logs them through spdlog, backs off (up to
+// config.reconnect_delay_max) and goes on. No exception escapes a consumer thread. Loggers:
+// quick.consumer, quick.scanner, quick.election, quick.manager, quick.worker, quick.lease_keeper,
+// quick.acker.
 //
 // Thread safety: all public methods may be called from any thread.
 #pragma once
@@ -33,22 +38,31 @@ namespace quick {
 
 class Consumer {
  public:
-  // Validates `config` (throws InvalidArgument). Connects lazily, in start().
+  // Fills in the defaults that depend on the host (consumer_id, database names; see config.h),
+  // then validates `config`: throws InvalidArgument naming the first bad option. Connects to
+  // nothing: the threads connect after start().
   explicit Consumer(ConsumerConfig config);
   ~Consumer();  // stop()
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
 
-  // Registers the handler for `job_type`. Items of types without a handler fail permanently
-  // ("no handler"). Must be called before start().
+  // Registers the handler for `job_type` (a later call for the same type replaces it). Items of
+  // types without a handler fail permanently ("no handler"). Throws InvalidArgument when called
+  // after start() or with an empty handler.
   void handle(const std::string& job_type, Handler handler);
 
+  // Starts the Scanner, config.manager.threads Managers, config.worker.threads Workers and the
+  // writer thread, then returns. Database errors never surface here: the threads connect, and
+  // retry with backoff (see "Errors" above). Calls after the first do nothing: a stopped
+  // consumer does not restart.
   void start();
+  // Stops the consumer, as described under "Lifecycle" above.
   void stop();
 
   // A consistent-enough snapshot of the counters (each counter is exact; they are read one by one).
   ConsumerStats stats() const;
 
+  // The configuration in use: the one passed in, with the defaults the constructor filled in.
   const ConsumerConfig& config() const;
 
  private:

@@ -27,7 +27,8 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
-// The database's quick schema is missing, or newer than this build understands.
+// The database's quick schema is missing, older or newer than this build needs, or a migration
+// failed (migrate(), require_current_schema(); see migrate.h).
 class SchemaError : public Error {
  public:
   using Error::Error;

@@ -2,6 +2,8 @@
 //
 // A queue zone is one tenant's items; within a zone, items are ordered by (priority,
 // vesting_time), lower priority values first. All times are read from the database clock.
+// The lengths of tenant, job_type and client_item_id are counted in characters (Unicode code
+// points), not bytes; all three must be valid UTF-8 without NUL characters.
 //
 // Thread safety: plain values.
 #pragma once
@@ -16,7 +18,8 @@ namespace quick {
 // A point in time on the database server's clock.
 using DbTime = std::chrono::system_clock::time_point;
 
-// Limits enforced by both this library and the SQL API (migrations/0001_queue_zones.sql).
+// Limits enforced by both this library (validate_new_item, producer.h) and the SQL API
+// (quick.enqueue, quick.enqueue_batch).
 inline constexpr std::size_t kMaxTenantLength = 200;        // characters
 inline constexpr std::size_t kMaxJobTypeLength = 100;       // characters
 inline constexpr std::size_t kMaxClientItemIdLength = 200;  // characters
@@ -25,12 +28,16 @@ inline constexpr std::size_t kMaxClientItemIdLength = 200;  // characters
 struct NewItem {
   std::string tenant;    // the queue zone: 1..200 characters, chosen by the application
   std::string job_type;  // 1..100 characters; selects the handler and its retry policy
-  std::string payload = "{}";  // JSON text, stored as jsonb
-  // Time from the enqueue until the item vests (becomes visible to consumers). Default: 0.
+  // JSON text, stored as jsonb. Default "{}". Its stored size (bytes of jsonb) may not exceed the
+  // database setting quick.max_payload_bytes, 1048576 (1 MiB) unless changed; the database
+  // checks that one (docs/inspecting.md#change-the-payload-size-limit).
+  std::string payload = "{}";
+  // Time from the enqueue until the item vests (becomes visible to consumers), in milliseconds.
+  // Range >= 0. Default: 0 (vested at once).
   std::chrono::milliseconds vesting_delay{0};
-  int priority = 0;  // lower value = more urgent. Default: 0.
-  // Optional id chosen by the client, unique within the tenant: enqueueing it again while the
-  // item still exists inserts nothing and reports a duplicate.
+  int priority = 0;  // any int; lower value = more urgent. Default: 0.
+  // Optional id chosen by the client, 1..200 characters, unique within the tenant: enqueueing it
+  // again while the item still exists inserts nothing and reports a duplicate. Default: none.
   std::optional<std::string> client_item_id;
 };
 
@@ -49,7 +56,7 @@ struct Item {
   int priority = 0;
   DbTime vesting_time;                    // for a leased item: when the lease runs out
   std::optional<std::string> lease_id;    // set while (or since) the item was leased
-  int error_count = 0;                    // failed attempts so far
+  int error_count = 0;                    // failed attempts recorded so far (>= 0)
   std::string payload;                    // JSON text
   DbTime enqueued_at;
   std::optional<std::string> client_item_id;

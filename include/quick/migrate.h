@@ -3,10 +3,14 @@
 //
 // migrate() applies the pending migrations in order, each in its own transaction, while holding
 // the advisory lock that the migration files themselves take, so concurrent migrators (this
-// function, or psql -f on the files) apply each version exactly once. It then re-applies every
-// SQL function and the operator views (CREATE OR REPLACE) in one transaction, so a database
-// always runs this build's functions after it. A database whose schema is newer than this build
-// is refused with SchemaError and left untouched.
+// function, or psql -f on the files) apply each version exactly once; a second migrator waits
+// for the first. It then re-applies every SQL function and the operator views
+// (docs/inspecting.md) with CREATE OR REPLACE, in one transaction, so a database runs this
+// build's functions afterwards. A database whose schema is newer than this build is refused with
+// SchemaError and left untouched.
+//
+// Unlike producer.h and zone.h, migrate() commits: it runs its own transactions on `conn`, which
+// must have none open.
 //
 // Thread safety: uses the connection passed in; one thread per connection.
 #pragma once
@@ -20,20 +24,25 @@ namespace quick {
 
 struct MigrationReport {
   int version_before = 0;       // 0 when the quick schema did not exist
-  int version_after = 0;
-  std::vector<std::string> applied;  // "0001_queue_zones", ... in order
+  int version_after = 0;        // latest_schema_version() after a successful run
+  std::vector<std::string> applied;  // "0004_baseline", ... in order; empty when up to date
 };
 
+// Throws SchemaError when the database is newer than this build, or when a migration or the
+// definitions fail (that migration, or every definition, is rolled back; the migrations before
+// it stay applied). Connection errors arrive as libpqxx
+// exceptions.
 MigrationReport migrate(pqxx::connection& conn);
 
-// The highest migration version recorded in the database (0 if none).
+// The highest migration version recorded in the database (0 if none). Reads only.
 int applied_schema_version(pqxx::connection& conn);
 
 // The highest migration version compiled into this build.
 int latest_schema_version();
 
-// Throws SchemaError, saying to run `quick migrate`, unless the database is at exactly
-// latest_schema_version() and defines every SQL function as this build does.
+// Throws SchemaError unless the database is at exactly latest_schema_version() and defines every
+// SQL function as this build does; the message says whether to run `quick migrate` or upgrade
+// quick-pg. Reads only.
 void require_current_schema(pqxx::connection& conn);
 
 }  // namespace quick

@@ -13,7 +13,9 @@
 //
 // Arguments are validated before any statement runs, so bad input (quick::InvalidArgument)
 // leaves the caller's transaction usable. Only the payload size limit, a database setting, is
-// checked by the database, which then aborts the transaction as Postgres does for any error.
+// checked by the database, which then aborts the transaction as Postgres does for any error
+// (also reported as quick::InvalidArgument). Other database errors arrive as libpqxx exceptions.
+// Field limits: item.h.
 //
 // Thread safety: as for the transaction passed in (one thread per connection).
 #pragma once
@@ -27,7 +29,7 @@
 namespace quick {
 
 // How an enqueue into a parked zone (one whose pointer vests later than the new item) makes the
-// consumers find the item (docs/protocol.md, "Pulling a pointer earlier").
+// consumers find the item (docs/protocol.md#pulling-a-pointer-earlier).
 struct EnqueueOptions {
   // false (the default): record a pull request, which a consumer applies after the caller
   // commits. The caller's transaction holds nothing a consumer needs, however long it stays open.
@@ -35,21 +37,24 @@ struct EnqueueOptions {
   // true: move the pointer inside the caller's transaction, where it can be locked without
   // waiting (FOR NO KEY UPDATE SKIP LOCKED; otherwise a request is recorded as above). For
   // producers that commit promptly after enqueueing: the zone vests at the commit, without the
-  // request's detour through a consumer (the steady-state benchmark's p99 halves), and an
-  // enqueue into a parked zone writes about 4 WAL records instead of 8 (docs/protocol.md,
-  // "Pulling inside the caller's transaction"). The price: until the caller commits or rolls
-  // back, it holds that tenant's pointer, and consumers skip the zone. Items of the same tenant
-  // that other transactions commit meanwhile, or whose leases run out meanwhile, wait for this
-  // transaction to end. Other tenants are not affected. Only READ COMMITTED callers pull; other
-  // isolation levels always record a request.
+  // request's detour through a consumer, which shortens the pickup latency, and an enqueue into a
+  // parked zone writes fewer WAL records (measurements:
+  // docs/protocol.md#pulling-inside-the-callers-transaction-opt-in). The price: until the caller
+  // commits or rolls back, it holds that tenant's pointer, and consumers skip the zone. Items of
+  // the same tenant that other transactions commit meanwhile, or whose leases run out meanwhile,
+  // wait for this transaction to end. Other tenants are not affected. Only READ COMMITTED callers
+  // pull; other isolation levels always record a request.
   bool pull_in_transaction = false;
 };
 
-// Enqueues one item. Returns its id, or the existing item's id (duplicate = true) when
-// item.client_item_id names an item of the same tenant that is still queued.
+// Enqueues one item in `txn`, which it never commits. Returns its id, or the existing item's id
+// (duplicate = true) when item.client_item_id names an item of the same tenant that is still
+// queued. Throws InvalidArgument (see validate_new_item) before any statement runs.
 EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const EnqueueOptions& options = {});
 
-// Enqueues several items in one statement: all or none. Results are in input order.
+// Enqueues several items in one statement in `txn`: all or none. Results are in input order. An
+// empty `items` runs no statement. No count limit is checked. Throws InvalidArgument for the
+// first invalid item ("item <1-based position>: ...") before any statement runs.
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
                                             const std::vector<NewItem>& items, const EnqueueOptions& options = {});
 

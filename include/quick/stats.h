@@ -1,5 +1,9 @@
 // Counters a consumer keeps: readable from the library (Consumer::stats()) and printed by
-// `quick worker`.
+// `quick worker`. docs/consumer.md#counters-and-logs explains each.
+//
+// Every std::uint64_t below is a count (of events, items, pointers or zones, as its comment
+// says) since the consumer started, never reset, except the "Now" group, which is a current
+// value. All start at 0, live_consumers at 1.
 //
 // Thread safety: plain values (a snapshot).
 #pragma once
@@ -9,9 +13,10 @@
 
 namespace quick {
 
-// Percentiles of a latency distribution, in milliseconds (0 when no samples).
+// Percentiles of a latency distribution, in milliseconds (0 when no samples), since the consumer
+// started. Read from buckets about 4% wide, so approximate within a bucket.
 struct LatencySummary {
-  std::uint64_t count = 0;
+  std::uint64_t count = 0;  // samples
   double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
 };
 
@@ -22,14 +27,14 @@ struct ConsumerStats {
   std::uint64_t pointers_selected = 0;   // handed to Managers
   std::uint64_t in_order_scans = 0;      // scans done as the in-order Scanner
   std::uint64_t pulls_applied = 0;       // parked pointers pulled earlier
-  std::uint64_t pointers_left_to_owners = 0;  // vested pointers left to the live consumer owning them
+  std::uint64_t pointers_left_to_owners = 0;  // vested, left to their owners (partition_grace)
   // Managers
   std::uint64_t visits = 0;                // Manager visits done (one statement each)
   std::uint64_t pointer_lease_attempts = 0;  // zones in those visits
-  std::uint64_t pointer_leases_won = 0;
-  std::uint64_t pointer_leases_lost = 0;  // conflicts: another consumer had it (not errors), of which:
+  std::uint64_t pointer_leases_won = 0;      // zones visited
+  std::uint64_t pointer_leases_lost = 0;  // conflicts (another consumer had it), of which:
   std::uint64_t pointer_conflicts_locked = 0;      //   another consumer was visiting the zone
-  std::uint64_t pointer_conflicts_not_vested = 0;  //   visited and requeued by another since the peek
+  std::uint64_t pointer_conflicts_not_vested = 0;  //   requeued by another since the peek
   std::uint64_t pointer_conflicts_gone = 0;        //   the pointer had been garbage-collected
   std::uint64_t pointers_requeued = 0;
   std::uint64_t pointers_parked = 0;
@@ -45,7 +50,7 @@ struct ConsumerStats {
   std::uint64_t items_lease_lost = 0;     // completion refused: someone else holds the item
   std::uint64_t items_released = 0;       // given back unprocessed (stop, throttle)
   std::uint64_t items_execution_bound = 0;  // handlers stopped by their execution bound
-  std::uint64_t lease_extensions = 0;
+  std::uint64_t lease_extensions = 0;     // item leases extended
   std::uint64_t handler_exceptions = 0;
   // Errors of background loops (all retried)
   std::uint64_t database_errors = 0;
@@ -54,13 +59,14 @@ struct ConsumerStats {
   // Latencies
   LatencySummary pickup_latency;    // enqueue (or vesting, if later) -> handler start
   LatencySummary pointer_pickup_latency;  // a pointer's vesting -> its zone's visit
-  LatencySummary handler_duration;
-  // Now
+  LatencySummary handler_duration;  // handler start -> end, in-line retries included
+  // Now (for live_consumers and pointers_per_visit: the largest value over its databases;
+  // live_consumers stays 1 when scanner.partition_grace is 0)
   std::uint64_t items_buffered = 0;   // waiting for a Worker
-  std::uint64_t items_running = 0;
+  std::uint64_t items_running = 0;    // handlers running
   bool in_order_role = false;         // holds the in-order role for at least one database
-  std::uint64_t live_consumers = 1;   // consumers sharing its tenants (itself included; max over databases)
-  std::uint64_t pointers_per_visit = 0;  // zones per visit it uses now (max over databases; 0 before its first scan)
+  std::uint64_t live_consumers = 1;   // consumers sharing its tenants, itself included (max)
+  std::uint64_t pointers_per_visit = 0;  // zones per visit now (max; 0 before its first scan)
 
   std::string to_string() const;  // one line per group, for logs and `quick worker`
 };

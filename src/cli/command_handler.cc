@@ -6,7 +6,7 @@
 #include <set>
 
 #include "util/logging.h"
-#include "util/subprocess.h"
+#include "process/process.h"
 
 namespace quick::cli {
 namespace {
@@ -35,7 +35,7 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
   auto log = util::component_logger("quick.command");
   return [job_type, settings, log](JobContext& job) -> JobResult {
     const Item& item = job.item();
-    util::ProcessOptions options;
+    process::ProcessOptions options;
     options.argv = settings.command;
     options.stdin_data = item.payload;
     options.should_stop = [&job] { return job.should_stop(); };
@@ -53,7 +53,7 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
     options.extra_environment = {"QUICK_ITEM_ID=" + std::to_string(item.id), "QUICK_TENANT=" + item.tenant,
                                  "QUICK_JOB_TYPE=" + item.job_type, "QUICK_ATTEMPT=" + std::to_string(job.attempt()),
                                  "QUICK_DATABASE=" + job.database_name()};
-    const auto result = util::run_process(options);
+    const auto result = process::run_process(options);
     const std::string tail = output_tail(result.output);
     if (!tail.empty()) log->info("{} item {} (tenant {}): {}", job_type, item.id, item.tenant, tail);
     if (!result.started) return JobResult::retry("command could not start: " + result.output);

@@ -9,14 +9,14 @@
 #include <random>
 #include <thread>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 #include "manager/manager.h"
 #include "quick/errors.h"
 #include "scanner/scanner.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
 #include "worker/acknowledger.h"
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 #include "worker/worker.h"
 
 namespace quick {
@@ -43,7 +43,7 @@ ConsumerConfig prepared(ConsumerConfig config) {
 class Consumer::Impl {
  public:
   explicit Impl(ConsumerConfig config)
-      : core_(std::make_shared<consumer::ConsumerCore>(prepared(std::move(config)))),
+      : core_(std::make_shared<core::ConsumerCore>(prepared(std::move(config)))),
         log_(util::component_logger("quick.consumer")) {}
 
   void handle(const std::string& job_type, Handler handler) {
@@ -137,7 +137,7 @@ class Consumer::Impl {
   void release_buffered_items() {
     auto& core = *core_;
     for (const auto& held : core.work_queue.drain()) {
-      core.ack_queue.push(consumer::PendingAck{
+      core.ack_queue.push(core::PendingAck{
           held->database, store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
                                      std::chrono::milliseconds(0), "", 0}});
       core.lease_keeper->let_go(held);
@@ -145,7 +145,7 @@ class Consumer::Impl {
     }
   }
 
-  std::shared_ptr<consumer::ConsumerCore> core_;
+  std::shared_ptr<core::ConsumerCore> core_;
   std::shared_ptr<spdlog::logger> log_;
   std::mutex lifecycle_;
   bool started_ = false;  // guarded by lifecycle_

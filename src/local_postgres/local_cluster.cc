@@ -18,7 +18,7 @@
 
 #include "util/logging.h"
 
-#include "util/subprocess.h"
+#include "process/process.h"
 
 namespace fs = std::filesystem;
 
@@ -114,9 +114,9 @@ void give_to_server_user(const fs::path& path) {
 // Can the server user create and use files in `dir`? (Only matters when we are root.)
 bool server_user_can_use(const fs::path& dir) {
   if (!running_as_root()) return true;
-  util::ProcessOptions probe;
+  process::ProcessOptions probe;
   probe.argv = {"runuser", "-u", kServerUser, "--", "test", "-x", dir.string()};
-  return util::run_process(probe).succeeded();
+  return process::run_process(probe).succeeded();
 }
 
 }  // namespace
@@ -142,9 +142,9 @@ bool LocalCluster::exists() const { return fs::exists(data_dir_ / "PG_VERSION");
 
 bool LocalCluster::is_running() const {
   if (!exists()) return false;
-  util::ProcessOptions status;
+  process::ProcessOptions status;
   status.argv = as_server_user({(server_bin_dir() / "pg_ctl").string(), "status", "-D", data_dir_.string()});
-  return util::run_process(status).succeeded();
+  return process::run_process(status).succeeded();
 }
 
 std::string LocalCluster::connection_string(const std::string& dbname) const {
@@ -169,7 +169,7 @@ std::string LocalCluster::start() {
     fs::permissions(cluster_root_, fs::perms::owner_all);
     give_to_server_user(cluster_root_);
     logger()->info("creating a local PostgreSQL cluster in {}", data_dir_.string());
-    util::run_checked(as_server_user({(bin / "initdb").string(), "-D", data_dir_.string(),
+    process::run_checked(as_server_user({(bin / "initdb").string(), "-D", data_dir_.string(),
                                       "--auth=trust", "--username=postgres", "--encoding=UTF8",
                                       "--locale=C.UTF-8", "--no-instructions"}),
                       std::chrono::minutes(3));
@@ -183,7 +183,7 @@ std::string LocalCluster::start() {
                                      " -c max_connections=200";
   logger()->info("starting the local PostgreSQL cluster on 127.0.0.1:{} (log: {})", port_,
                log_file_.string());
-  util::run_checked(as_server_user({(bin / "pg_ctl").string(), "start", "-D", data_dir_.string(),
+  process::run_checked(as_server_user({(bin / "pg_ctl").string(), "start", "-D", data_dir_.string(),
                                     "-l", log_file_.string(), "-w", "-t", "60", "-o",
                                     server_options}),
                     std::chrono::seconds(90));
@@ -207,7 +207,7 @@ std::string LocalCluster::start() {
 
 bool LocalCluster::stop() {
   if (!is_running()) return false;
-  util::run_checked(as_server_user({(server_bin_dir() / "pg_ctl").string(), "stop", "-D",
+  process::run_checked(as_server_user({(server_bin_dir() / "pg_ctl").string(), "stop", "-D",
                                     data_dir_.string(), "-m", "fast", "-w", "-t", "60"}),
                     std::chrono::seconds(90));
   return true;

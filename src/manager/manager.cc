@@ -2,18 +2,18 @@
 
 #include <algorithm>
 
-#include "consumer/database_session.h"
-#include "consumer/loop_errors.h"
+#include "core/database_session.h"
+#include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "store/pointer_store.h"
 #include "util/logging.h"
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 
 namespace quick::manager {
 namespace {
 
-using consumer::ConsumerCore;
-using consumer::HeldItemPtr;
+using core::ConsumerCore;
+using core::HeldItemPtr;
 
 // Job types at their max_in_flight: left out of the dequeue.
 std::vector<std::string> saturated_job_types(const ConsumerCore& core) {
@@ -37,7 +37,7 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
   std::vector<HeldItemPtr> items;
   const auto now = std::chrono::steady_clock::now();
   for (auto& entry : dequeued) {
-    auto held_item = std::make_shared<consumer::HeldItem>();
+    auto held_item = std::make_shared<core::HeldItem>();
     held_item->database = database;
     held_item->item = std::move(entry.item);
     held_item->dequeued_at = now;
@@ -50,32 +50,32 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
   const auto refused = core.work_queue.push_within_limits(
       std::move(items), [&core](const std::string& job_type) { return core.config.job_type(job_type).max_in_flight; });
   for (const auto& item : refused) {
-    consumer::add(core.counters.items_throttled);
+    core::add(core.counters.items_throttled);
     core.lease_keeper->let_go(item);
-    core.ack_queue.push(consumer::PendingAck{
+    core.ack_queue.push(core::PendingAck{
         database, store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease,
                              kThrottledReleaseDelay, "", 0}});
   }
 }
 
-void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const store::ZoneVisit& visit) {
+void count_visit(ConsumerCore& core, const core::PointerBatch& batch, const store::ZoneVisit& visit) {
   auto& counters = core.counters;
-  consumer::add(counters.visits);
-  consumer::add(counters.pointer_lease_attempts, batch.tenants.size());
-  consumer::add(counters.pointer_leases_won, visit.zones.size());
+  core::add(counters.visits);
+  core::add(counters.pointer_lease_attempts, batch.tenants.size());
+  core::add(counters.pointer_leases_won, visit.zones.size());
   const auto conflicts = static_cast<std::uint64_t>(visit.conflicts_locked + visit.conflicts_not_vested + visit.conflicts_gone);
-  consumer::add(counters.pointer_leases_lost, conflicts);
-  consumer::add(counters.pointer_conflicts_locked, static_cast<std::uint64_t>(visit.conflicts_locked));
-  consumer::add(counters.pointer_conflicts_not_vested, static_cast<std::uint64_t>(visit.conflicts_not_vested));
-  consumer::add(counters.pointer_conflicts_gone, static_cast<std::uint64_t>(visit.conflicts_gone));
-  consumer::add(counters.items_dequeued, visit.items.size());
+  core::add(counters.pointer_leases_lost, conflicts);
+  core::add(counters.pointer_conflicts_locked, static_cast<std::uint64_t>(visit.conflicts_locked));
+  core::add(counters.pointer_conflicts_not_vested, static_cast<std::uint64_t>(visit.conflicts_not_vested));
+  core::add(counters.pointer_conflicts_gone, static_cast<std::uint64_t>(visit.conflicts_gone));
+  core::add(counters.items_dequeued, visit.items.size());
   for (const auto& zone : visit.zones) {
     counters.pointer_pickup_latency.record(zone.pointer_lag);
     switch (zone.action) {
-      case store::SettleAction::kRequeued: consumer::add(counters.pointers_requeued); break;
-      case store::SettleAction::kParked: consumer::add(counters.pointers_parked); break;
-      case store::SettleAction::kCollected: consumer::add(counters.pointers_collected); break;
-      case store::SettleAction::kReleasedBusy: consumer::add(counters.pointers_released_busy); break;
+      case store::SettleAction::kRequeued: core::add(counters.pointers_requeued); break;
+      case store::SettleAction::kParked: core::add(counters.pointers_parked); break;
+      case store::SettleAction::kCollected: core::add(counters.pointers_collected); break;
+      case store::SettleAction::kReleasedBusy: core::add(counters.pointers_released_busy); break;
       case store::SettleAction::kSkipped:    // settle_pointers only (the SQL API), never in a visit
       case store::SettleAction::kLeaseLost:
         break;
@@ -84,7 +84,7 @@ void count_visit(ConsumerCore& core, const consumer::PointerBatch& batch, const 
 }
 
 // One visit (Algorithm 2) of a batch of zones: one transaction, one round trip.
-void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const consumer::PointerBatch& batch) {
+void visit_zones(ConsumerCore& core, core::DatabaseSession& session, const core::PointerBatch& batch) {
   const auto& manager = core.config.manager;
   // One autocommit statement: the visit's transaction is that statement, so the session's
   // statement_timeout (p_duration) bounds how long it holds its zones, commit included, and the
@@ -105,7 +105,7 @@ void visit_zones(ConsumerCore& core, consumer::DatabaseSession& session, const c
 void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
   ConsumerCore& core = *core_owner;
   auto log = util::component_logger("quick.manager");
-  std::vector<consumer::DatabaseSession> sessions;
+  std::vector<core::DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
   for (const auto& runtime : core.databases) {
     // p_duration bounds how long a visit holds its zones: past it, Postgres cancels the visit
@@ -129,7 +129,7 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
     } catch (...) {
       // The visit rolled back (nothing changed) or its outcome is unknown (its items vest again
       // when their leases run out); either way the Scanner will select these zones again.
-      consumer::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
+      core::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
                                   retry_delays[index], core.stop_scanning);
     }
     runtime.unmark_in_progress(batch->tenants);

@@ -12,11 +12,11 @@
 
 #include <memory>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
 namespace quick::manager {
 
 // The thread body. Returns once the Scanner stopped and the batch queue is drained; never throws.
-void run_manager(std::shared_ptr<consumer::ConsumerCore> core, int manager_index);
+void run_manager(std::shared_ptr<core::ConsumerCore> core, int manager_index);
 
 }  // namespace quick::manager

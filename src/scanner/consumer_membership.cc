@@ -7,7 +7,7 @@
 
 namespace quick::scanner {
 
-ConsumerMembership::ConsumerMembership(consumer::DatabaseRuntime& database, std::string consumer_id,
+ConsumerMembership::ConsumerMembership(core::DatabaseRuntime& database, std::string consumer_id,
                                        std::chrono::milliseconds lease_duration, bool enabled)
     : database_(database),
       consumer_id_(std::move(consumer_id)),

@@ -12,7 +12,7 @@
 
 #include <pqxx/pqxx>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 #include "scanner/tenant_partition.h"
 #include "scanner/visit_size.h"
 
@@ -22,7 +22,7 @@ class ConsumerMembership {
  public:
   static constexpr const char* kRolePrefix = "member:";
 
-  ConsumerMembership(consumer::DatabaseRuntime& database, std::string consumer_id,
+  ConsumerMembership(core::DatabaseRuntime& database, std::string consumer_id,
                      std::chrono::milliseconds lease_duration, bool enabled);
 
   // Renews the membership and re-reads the members when due. On error the last known members
@@ -40,7 +40,7 @@ class ConsumerMembership {
   void release(pqxx::connection& conn);
 
  private:
-  consumer::DatabaseRuntime& database_;
+  core::DatabaseRuntime& database_;
   std::string consumer_id_;
   std::chrono::milliseconds lease_duration_;
   bool enabled_;

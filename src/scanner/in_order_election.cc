@@ -5,7 +5,7 @@
 
 namespace quick::scanner {
 
-InOrderElection::InOrderElection(consumer::DatabaseRuntime& database, std::string holder,
+InOrderElection::InOrderElection(core::DatabaseRuntime& database, std::string holder,
                                  std::chrono::milliseconds lease_duration, bool enabled)
     : database_(database), holder_(std::move(holder)), lease_duration_(lease_duration), enabled_(enabled) {}
 

@@ -12,7 +12,7 @@
 
 #include <pqxx/pqxx>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
 namespace quick::scanner {
 
@@ -20,7 +20,7 @@ class InOrderElection {
  public:
   static constexpr const char* kRole = "in_order_scanner";
 
-  InOrderElection(consumer::DatabaseRuntime& database, std::string holder,
+  InOrderElection(core::DatabaseRuntime& database, std::string holder,
                   std::chrono::milliseconds lease_duration, bool enabled);
 
   // Claims or renews the role when due. On error the role is considered lost (so two consumers
@@ -33,7 +33,7 @@ class InOrderElection {
   void release(pqxx::connection& conn);
 
  private:
-  consumer::DatabaseRuntime& database_;
+  core::DatabaseRuntime& database_;
   std::string holder_;
   std::chrono::milliseconds lease_duration_;
   bool enabled_;

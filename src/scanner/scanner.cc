@@ -4,8 +4,8 @@
 #include <numeric>
 #include <random>
 
-#include "consumer/database_session.h"
-#include "consumer/loop_errors.h"
+#include "core/database_session.h"
+#include "core/loop_errors.h"
 #include "scanner/consumer_membership.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
@@ -19,12 +19,12 @@
 namespace quick::scanner {
 namespace {
 
-using consumer::ConsumerCore;
+using core::ConsumerCore;
 
 // Per database: its connection, election, membership and error backoff.
 struct ScannedDatabase {
-  consumer::DatabaseRuntime* runtime;
-  consumer::DatabaseSession session;
+  core::DatabaseRuntime* runtime;
+  core::DatabaseSession session;
   InOrderElection election;
   ConsumerMembership membership;
   util::RetryDelay retry_delay;
@@ -72,9 +72,9 @@ bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDataba
 // busy for two rounds. The Scanner leaves them out (Algorithm 1, line 7: pointers "already being
 // processed by this consumer"); such a zone is visited again once its buffer runs low, before
 // the Workers run dry.
-bool busy_zone(const std::vector<std::string>& well_stocked, consumer::DatabaseRuntime::ZoneActivity activity,
+bool busy_zone(const std::vector<std::string>& well_stocked, core::DatabaseRuntime::ZoneActivity activity,
                const std::string& tenant) {
-  return activity == consumer::DatabaseRuntime::ZoneActivity::kInProgress ||
+  return activity == core::DatabaseRuntime::ZoneActivity::kInProgress ||
          std::find(well_stocked.begin(), well_stocked.end(), tenant) != well_stocked.end();
 }
 
@@ -96,9 +96,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   db.runtime->begin_peek();
   const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan);
   const std::vector<store::PeekedPointer>& peeked = scan.pointers;
-  consumer::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
-  consumer::add(core.counters.scans);
-  consumer::add(core.counters.pointers_peeked, peeked.size());
+  core::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
+  core::add(core.counters.scans);
+  core::add(core.counters.pointers_peeked, peeked.size());
 
   const auto well_stocked = core.work_queue.zones_with_at_least(
       database_index, static_cast<std::size_t>(2 * core.config.worker.threads));
@@ -115,7 +115,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
       skipped_busy = true;
       continue;
     }
-    if (activity == consumer::DatabaseRuntime::ZoneActivity::kSettledSincePeek) {
+    if (activity == core::DatabaseRuntime::ZoneActivity::kSettledSincePeek) {
       settled_during_peek = true;
       continue;
     }
@@ -128,9 +128,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
     }
   }
   db.others_vested_since.end_peek();
-  consumer::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
+  core::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   const bool in_order = db.election.holds();
-  if (in_order) consumer::add(core.counters.in_order_scans);
+  if (in_order) core::add(core.counters.in_order_scans);
   const bool alone = db.membership.alone();
   const int visit_size = pointers_per_visit(core.config.manager, alone);
   if (db.runtime->pointers_per_visit.exchange(visit_size) != visit_size) {
@@ -145,11 +145,11 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   // zone was unmarked, so this check sees them. Nothing dispatched then: wait as when busy.
   const bool room = has_room(core);
   if (!room) selected.clear();
-  consumer::add(core.counters.pointers_selected, selected.size());
+  core::add(core.counters.pointers_selected, selected.size());
   db.runtime->mark_in_progress(selected);
   for (auto& tenants : split_into_batches(selected, visit_size)) {
     core.visits_in_flight.fetch_add(1);
-    core.manager_queue.push(consumer::PointerBatch{database_index, std::move(tenants)});
+    core.manager_queue.push(core::PointerBatch{database_index, std::move(tenants)});
   }
   const bool short_peek = static_cast<int>(peeked.size()) < scanner.peek_max;
   ScanOutcome outcome;
@@ -172,7 +172,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<std::unique_ptr<ScannedDatabase>> databases;
   for (auto& runtime : core.databases) {
     databases.push_back(std::make_unique<ScannedDatabase>(ScannedDatabase{
-        runtime.get(), consumer::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
+        runtime.get(), core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                         scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
@@ -207,7 +207,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
           db.retry_delay.reset();
           if (!outcome.go_on && !outcome.peek_again) break;
         } catch (...) {
-          consumer::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
+          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
                                       db.retry_delay, core.stop_scanning);
           break;
         }

@@ -9,11 +9,11 @@
 
 #include <memory>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
 namespace quick::scanner {
 
 // The thread body. Returns when core.stop_scanning is requested; never throws.
-void run_scanner(std::shared_ptr<consumer::ConsumerCore> core);
+void run_scanner(std::shared_ptr<core::ConsumerCore> core);
 
 }  // namespace quick::scanner

@@ -50,16 +50,3 @@ Outcome parse_outcome(const std::string& text) {
 }
 
 }  // namespace quick::store
-
-namespace quick {
-
-const char* to_string(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kDone: return "done";
-    case Outcome::kLeaseLost: return "lease_lost";
-    case Outcome::kItemGone: return "item_gone";
-  }
-  return "unknown";
-}
-
-}  // namespace quick

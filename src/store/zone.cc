@@ -4,6 +4,7 @@
 
 #include "embedded_sql.h"
 #include "quick/errors.h"
+#include "quick/item.h"
 #include "store/item_rows.h"
 #include "store/named_statement.h"
 #include "store/pg_values.h"
@@ -127,6 +128,16 @@ Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
     return outcome_of(store::exec_named(txn, QUICK_QUERY(release_item_lease), item_id, lease_id,
                                         store::interval_text(vesting_delay)));
   });
+}
+
+// Declared in include/quick/item.h beside Outcome; the zone operations are what return one.
+const char* to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kDone: return "done";
+    case Outcome::kLeaseLost: return "lease_lost";
+    case Outcome::kItemGone: return "item_gone";
+  }
+  return "unknown";
 }
 
 }  // namespace quick

@@ -2,16 +2,16 @@
 
 #include <deque>
 
-#include "consumer/database_session.h"
-#include "consumer/loop_errors.h"
+#include "core/database_session.h"
+#include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 
 namespace quick::worker {
 namespace {
 
-using consumer::ConsumerCore;
+using core::ConsumerCore;
 
 void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
                     const std::vector<store::AckOutcome>& outcomes, bool after_doubt) {
@@ -26,15 +26,15 @@ void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
                           ack.action == store::AckAction::kDelete;
     const bool done = outcome == Outcome::kDone || (after_doubt && deleting && outcome == Outcome::kItemGone);
     if (!done) {
-      consumer::add(counters.items_lease_lost);
+      core::add(counters.items_lease_lost);
       continue;
     }
     switch (ack.action) {
-      case store::AckAction::kComplete: consumer::add(counters.items_done); break;
-      case store::AckAction::kRetry: consumer::add(counters.items_retried); break;
-      case store::AckAction::kRelease: consumer::add(counters.items_released); break;
+      case store::AckAction::kComplete: core::add(counters.items_done); break;
+      case store::AckAction::kRetry: core::add(counters.items_retried); break;
+      case store::AckAction::kRelease: core::add(counters.items_released); break;
       case store::AckAction::kDead:
-      case store::AckAction::kDelete: consumer::add(counters.items_dead); break;
+      case store::AckAction::kDelete: core::add(counters.items_dead); break;
     }
   }
 }
@@ -51,7 +51,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   ConsumerCore& core = *core_owner;
   auto log = util::component_logger("quick.acker");
   const auto& worker = core.config.worker;
-  std::vector<consumer::DatabaseSession> sessions;
+  std::vector<core::DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
   std::vector<PendingBatch> pending(core.databases.size());
   for (const auto& runtime : core.databases) {
@@ -71,7 +71,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       retry_delays[db].reset();
       return true;
     } catch (...) {
-      const auto error = consumer::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
+      const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
                                                      &sessions[db], retry_delays[db], core.stop_background);
       if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
       if (error.kind == store::ErrorKind::kPermanent) {
@@ -110,7 +110,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
         try {
           core.lease_keeper->extend(static_cast<int>(db), sessions[db].connection());
         } catch (...) {
-          consumer::handle_loop_error(core, *log, "lease extension", core.databases[db]->config.name, &sessions[db],
+          core::handle_loop_error(core, *log, "lease extension", core.databases[db]->config.name, &sessions[db],
                                       retry_delays[db], core.stop_background);
         }
       }

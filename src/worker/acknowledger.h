@@ -11,11 +11,11 @@
 
 #include <memory>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
 namespace quick::worker {
 
 // The thread body: until core.stop_background, then a final flush. Never throws.
-void run_acknowledger(std::shared_ptr<consumer::ConsumerCore> core);
+void run_acknowledger(std::shared_ptr<core::ConsumerCore> core);
 
 }  // namespace quick::worker

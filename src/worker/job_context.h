@@ -5,16 +5,16 @@
 
 #include <optional>
 
-#include "consumer/consumer_core.h"
-#include "consumer/database_session.h"
+#include "core/consumer_core.h"
+#include "core/database_session.h"
 #include "quick/handler.h"
 
 namespace quick::worker {
 
 class WorkerJobContext : public JobContext {
  public:
-  WorkerJobContext(const consumer::ConsumerCore& core, const consumer::HeldItemPtr& held,
-                   consumer::DatabaseSession& session, int attempt,
+  WorkerJobContext(const core::ConsumerCore& core, const core::HeldItemPtr& held,
+                   core::DatabaseSession& session, int attempt,
                    std::chrono::steady_clock::time_point deadline, std::chrono::microseconds waited)
       : core_(core), held_(held), session_(session), attempt_(attempt), deadline_(deadline), waited_(waited) {}
 
@@ -33,9 +33,9 @@ class WorkerJobContext : public JobContext {
   bool past_deadline() const { return std::chrono::steady_clock::now() >= deadline_; }
 
  private:
-  const consumer::ConsumerCore& core_;
-  const consumer::HeldItemPtr& held_;
-  consumer::DatabaseSession& session_;
+  const core::ConsumerCore& core_;
+  const core::HeldItemPtr& held_;
+  core::DatabaseSession& session_;
   int attempt_;
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::microseconds waited_;

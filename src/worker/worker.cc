@@ -2,19 +2,19 @@
 
 #include <random>
 
-#include "consumer/database_session.h"
+#include "core/database_session.h"
 #include "quick/zone.h"
 #include "store/error_classification.h"
 #include "util/logging.h"
 #include "worker/job_context.h"
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 #include "worker/retry_decision.h"
 
 namespace quick::worker {
 namespace {
 
-using consumer::ConsumerCore;
-using consumer::HeldItemPtr;
+using core::ConsumerCore;
+using core::HeldItemPtr;
 using Clock = std::chrono::steady_clock;
 
 // How one attempt ended, from the Worker's point of view.
@@ -65,7 +65,7 @@ class WorkerLoop {
   void process(const HeldItemPtr& held) {
     const Item& item = held->item;
     if (held->lease_lost.load()) {  // Algorithm 3: double-check the lease before starting
-      consumer::add(core_.counters.items_lease_lost);
+      core::add(core_.counters.items_lease_lost);
       return;
     }
     if (core_.stop_handlers.requested()) {
@@ -96,7 +96,7 @@ class WorkerLoop {
         const bool may_retry_now = Clock::now() < deadline && !held->lease_lost.load() && !core_.stop_handlers.requested();
         if (decision->kind == FailureDecision::Kind::kRetryInline && may_retry_now) {
           ++inline_retries;
-          consumer::add(core_.counters.items_inline_retries);
+          core::add(core_.counters.items_inline_retries);
           log_->debug("item {} failed ({}); retrying in line", item.id, outcome.reason);
           continue;
         }
@@ -128,7 +128,7 @@ class WorkerLoop {
       failure = "handler threw a non-standard exception";
     }
     if (!result) {
-      consumer::add(core_.counters.handler_exceptions);
+      core::add(core_.counters.handler_exceptions);
       // A broken connection inside the handler's transaction must not poison the next item.
       if (context.open_transaction()) abandon_transaction(context, session);
     }
@@ -139,7 +139,7 @@ class WorkerLoop {
     } else if (result && result->kind() == JobResult::Kind::kDone) {
       outcome.kind = AttemptOutcome::Kind::kDone;  // even if late: completion checks the lease
     } else if (context.past_deadline()) {
-      consumer::add(core_.counters.items_execution_bound);
+      core::add(core_.counters.items_execution_bound);
       outcome.kind = AttemptOutcome::Kind::kFailed;
       outcome.reason = "execution bound exceeded";
     } else if (!result) {
@@ -165,7 +165,7 @@ class WorkerLoop {
   }
 
   // Exactly once: the handler's writes and the completion commit together, or not at all.
-  AttemptOutcome complete_in_handler_transaction(WorkerJobContext& context, consumer::DatabaseSession& session,
+  AttemptOutcome complete_in_handler_transaction(WorkerJobContext& context, core::DatabaseSession& session,
                                                  const HeldItemPtr& held) {
     AttemptOutcome outcome;
     auto& txn = *context.open_transaction();
@@ -183,14 +183,14 @@ class WorkerLoop {
     } catch (const pqxx::in_doubt_error& error) {
       // Committed or not, the item cannot run twice: if the commit failed, the item is still
       // queued and vests again when its lease runs out.
-      consumer::add(core_.counters.in_doubt_commits);
+      core::add(core_.counters.in_doubt_commits);
       log_->warn("commit of item {} is in doubt: {}", held->item.id, error.what());
       context.open_transaction().reset();
       session.reset();
       outcome.kind = AttemptOutcome::Kind::kLeaseLost;
     } catch (...) {
       const auto error = store::classify_current_exception();
-      consumer::add(core_.counters.database_errors);
+      core::add(core_.counters.database_errors);
       context.open_transaction().reset();
       if (error.connection_unusable()) session.reset();
       outcome.kind = AttemptOutcome::Kind::kFailed;
@@ -199,7 +199,7 @@ class WorkerLoop {
     return outcome;
   }
 
-  void abandon_transaction(WorkerJobContext& context, consumer::DatabaseSession& session) {
+  void abandon_transaction(WorkerJobContext& context, core::DatabaseSession& session) {
     try {
       context.open_transaction()->abort();
     } catch (...) {
@@ -214,13 +214,13 @@ class WorkerLoop {
     const Item& item = held->item;
     switch (outcome.kind) {
       case AttemptOutcome::Kind::kCompleted:
-        consumer::add(core_.counters.items_done);
+        core::add(core_.counters.items_done);
         return;
       case AttemptOutcome::Kind::kDone:
         acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "", 0);
         return;
       case AttemptOutcome::Kind::kLeaseLost:
-        consumer::add(core_.counters.items_lease_lost);
+        core::add(core_.counters.items_lease_lost);
         log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id, item.tenant);
         return;
       case AttemptOutcome::Kind::kInterruptedByStop:
@@ -251,7 +251,7 @@ class WorkerLoop {
 
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
                    const std::string& error, int failed_attempts) {
-    core_.ack_queue.push(consumer::PendingAck{
+    core_.ack_queue.push(core::PendingAck{
         held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}});
   }
 
@@ -261,7 +261,7 @@ class WorkerLoop {
   ConsumerCore& core_;
   int index_;
   std::shared_ptr<spdlog::logger> log_;
-  std::vector<consumer::DatabaseSession> sessions_;
+  std::vector<core::DatabaseSession> sessions_;
   std::mt19937_64 random_;
 };
 

@@ -8,11 +8,11 @@
 
 #include <memory>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
 namespace quick::worker {
 
 // The thread body. Returns once the WorkQueue is closed and empty; never throws.
-void run_worker(std::shared_ptr<consumer::ConsumerCore> core, int worker_index);
+void run_worker(std::shared_ptr<core::ConsumerCore> core, int worker_index);
 
 }  // namespace quick::worker

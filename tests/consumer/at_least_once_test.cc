@@ -9,7 +9,9 @@
 #include <memory>
 #include <thread>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/consumer.h"
 #include "quick/quick.h"
 #include "support/test_database.h"
@@ -17,7 +19,7 @@
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
+using namespace testing;
 
 class AtLeastOnceTest : public testing::DatabaseTest {};
 

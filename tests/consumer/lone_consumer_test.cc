@@ -10,14 +10,16 @@
 #include <memory>
 #include <string>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/consumer.h"
 #include "support/test_database.h"
 
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
+using namespace testing;
 
 constexpr int kShared = 2;  // pointers_per_batch
 constexpr int kAlone = 8;   // pointers_per_batch_alone

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/consumer.h"
 #include "quick/quick.h"
 #include "scanner/tenant_partition.h"
@@ -22,7 +24,7 @@
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
+using namespace testing;
 
 class PartitionTest : public testing::DatabaseTest {
  protected:

@@ -13,6 +13,7 @@
 
 #include "quick/consumer.h"
 #include "quick/quick.h"
+#include "support/eventually.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -20,17 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds step = 10ms) {
-  const auto deadline = Clock::now() + timeout;
-  while (true) {
-    if (predicate()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(step);
-  }
-}
+using testing::eventually;
 
 class PointerLifecycleTest : public testing::DatabaseTest {
  protected:

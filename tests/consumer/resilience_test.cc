@@ -9,7 +9,9 @@
 #include <iostream>
 #include <thread>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/consumer.h"
 #include "quick/quick.h"
 #include "support/test_database.h"
@@ -18,8 +20,7 @@
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
-using testing::EmptyDatabase;
+using namespace testing;
 
 class ResilienceTest : public testing::DatabaseTest {
  protected:

@@ -15,6 +15,7 @@
 
 #include "quick/consumer.h"
 #include "quick/quick.h"
+#include "support/eventually.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -22,17 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds step = 10ms) {
-  const auto deadline = Clock::now() + timeout;
-  while (true) {
-    if (predicate()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(step);
-  }
-}
+using testing::eventually;
 
 constexpr int kTenants = 2000;
 constexpr int kBatch = 50;  // tenants per enqueue statement; each statement vests later than the last

@@ -10,7 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/consumer.h"
 #include "quick/quick.h"
 #include "support/test_database.h"
@@ -18,7 +20,7 @@
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
+using namespace testing;
 
 class StopTest : public testing::DatabaseTest {
  protected:

@@ -10,7 +10,7 @@
 
 #include "quick/quick.h"
 #include "support/test_database.h"
-#include "zone/zone_test_support.h"
+#include "support/items.h"
 
 namespace quick {
 namespace {

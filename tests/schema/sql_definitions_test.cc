@@ -3,7 +3,6 @@
 // files, in the order the README gives, is the database `quick migrate` builds; and a database
 // whose functions are older than this build is told to run `quick migrate`.
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -18,6 +17,7 @@
 #include "quick/migrate.h"
 #include "schema/sql_definitions.h"
 #include "support/commands.h"
+#include "support/processes.h"
 #include "support/schema_snapshot.h"
 #include "support/test_database.h"
 
@@ -26,14 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::read_text_file;
 using testing::source_dir;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<fs::path> sql_files_under(const fs::path& folder) {
   std::vector<fs::path> files;
@@ -51,7 +45,7 @@ std::multimap<std::string, std::string> function_definitions_in_the_tree() {
   std::vector<fs::path> files = sql_files_under(source_dir() / "migrations");
   for (const auto& file : sql_files_under(source_dir() / "sql")) files.push_back(file);
   for (const auto& file : files) {
-    const std::string text = read_file(file);
+    const std::string text = read_text_file(file);
     for (auto it = std::sregex_iterator(text.begin(), text.end(), definition); it != std::sregex_iterator(); ++it) {
       found.emplace((*it)[2].str(), fs::relative(file, source_dir()).string());
     }
@@ -99,12 +93,12 @@ TEST(SqlDefinitionsTest, FunctionFilesNeverCommitOnTheirOwnAndEachMigrationIsOne
   // Function files are applied together in one transaction by the migrator: they must not
   // commit on their own. Migrations are one transaction each, guarded against a second run.
   for (const auto& file : sql_files_under(source_dir() / "sql")) {
-    const std::string text = read_file(file);
+    const std::string text = read_text_file(file);
     EXPECT_EQ(text.find("\nBEGIN;"), std::string::npos) << file;
     EXPECT_EQ(text.find("\nCOMMIT;"), std::string::npos) << file;
   }
   for (const auto& file : sql_files_under(source_dir() / "migrations")) {
-    const std::string text = read_file(file);
+    const std::string text = read_text_file(file);
     EXPECT_NE(text.find("\nBEGIN;"), std::string::npos) << file;
     EXPECT_NE(text.find("\nCOMMIT;"), std::string::npos) << file;
     EXPECT_NE(text.find("pg_advisory_xact_lock(487085218667)"), std::string::npos) << file;
@@ -113,7 +107,7 @@ TEST(SqlDefinitionsTest, FunctionFilesNeverCommitOnTheirOwnAndEachMigrationIsOne
 
 // The enqueue protocol's files, as docs/protocol.md lists them between its markers.
 std::vector<std::string> listed_enqueue_protocol_files() {
-  std::istringstream doc(read_file(source_dir() / "docs" / "protocol.md"));
+  std::istringstream doc(read_text_file(source_dir() / "docs" / "protocol.md"));
   static const std::regex row(R"(^\| `([^`]+)` \|)");
   std::vector<std::string> files;
   bool inside = false;
@@ -140,7 +134,7 @@ TEST(SqlDefinitionsTest, TheEnqueueProtocolsFilesAreListedInOnePlaceThatEachOfTh
   const std::set<std::string> listed_set(listed.begin(), listed.end());
   for (const auto& file : listed) {
     ASSERT_TRUE(fs::exists(source_dir() / file)) << "docs/protocol.md lists " << file << ", which does not exist";
-    EXPECT_NE(read_file(source_dir() / file).find("docs/protocol.md#where-the-enqueue-protocol-lives"), std::string::npos)
+    EXPECT_NE(read_text_file(source_dir() / file).find("docs/protocol.md#where-the-enqueue-protocol-lives"), std::string::npos)
         << file << " does not say it is part of the enqueue protocol";
   }
   // A statement that takes the enqueuer's lock is part of the protocol: it must be listed. (The
@@ -151,7 +145,7 @@ TEST(SqlDefinitionsTest, TheEnqueueProtocolsFilesAreListedInOnePlaceThatEachOfTh
       const auto extension = entry.path().extension();
       if (extension != ".sql" && extension != ".cc" && extension != ".h") continue;
       const auto relative = fs::relative(entry.path(), source_dir()).string();
-      const auto code = without_line_comments(read_file(entry.path()), extension == ".sql" ? "--" : "//");
+      const auto code = without_line_comments(read_text_file(entry.path()), extension == ".sql" ? "--" : "//");
       if (code.find("FOR KEY SHARE") != std::string::npos) {
         EXPECT_TRUE(listed_set.count(relative)) << relative << " takes FOR KEY SHARE on a pointer but is not listed in "
                                                 "docs/protocol.md#where-the-enqueue-protocol-lives";
@@ -162,7 +156,7 @@ TEST(SqlDefinitionsTest, TheEnqueueProtocolsFilesAreListedInOnePlaceThatEachOfTh
 
 // The README's one line that builds a database with psql alone, run as written.
 std::string readme_psql_line() {
-  std::istringstream readme(read_file(source_dir() / "README.md"));
+  std::istringstream readme(read_text_file(source_dir() / "README.md"));
   for (std::string line; std::getline(readme, line);) {
     if (line.rfind("cat migrations/", 0) == 0) return line;
   }

@@ -16,7 +16,7 @@
 #include "quick/quick.h"
 #include "store/consumer_store.h"
 #include "support/test_database.h"
-#include "zone/zone_test_support.h"
+#include "support/items.h"
 
 namespace quick::store {
 namespace {

@@ -11,7 +11,7 @@
 #include "quick/quick.h"
 #include "store/pointer_store.h"
 #include "support/test_database.h"
-#include "zone/zone_test_support.h"
+#include "support/items.h"
 
 namespace quick {
 namespace {

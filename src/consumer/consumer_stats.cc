@@ -1,21 +1,7 @@
-#include "consumer/counters.h"
-
+// ConsumerStats::to_string (include/quick/stats.h): the text `quick worker` prints and logs.
 #include <sstream>
 
-namespace quick::consumer {
-
-ConsumerStats Counters::snapshot() const {
-  ConsumerStats stats;
-#define QUICK_COPY_COUNTER(name) stats.name = name.load(std::memory_order_relaxed);
-  QUICK_CONSUMER_COUNTERS(QUICK_COPY_COUNTER)
-#undef QUICK_COPY_COUNTER
-  stats.pickup_latency = pickup_latency.summary();
-  stats.pointer_pickup_latency = pointer_pickup_latency.summary();
-  stats.handler_duration = handler_duration.summary();
-  return stats;
-}
-
-}  // namespace quick::consumer
+#include "quick/stats.h"
 
 namespace quick {
 namespace {

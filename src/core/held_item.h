@@ -12,7 +12,7 @@
 
 #include "quick/item.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -39,4 +39,4 @@ struct HeldItem {
 
 using HeldItemPtr = std::shared_ptr<HeldItem>;
 
-}  // namespace quick::consumer
+}  // namespace quick::core

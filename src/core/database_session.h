@@ -18,7 +18,7 @@
 
 #include <pqxx/pqxx>
 
-namespace quick::consumer {
+namespace quick::core {
 
 class DatabaseSession {
  public:
@@ -46,4 +46,4 @@ class DatabaseSession {
   int connects_ = 0;
 };
 
-}  // namespace quick::consumer
+}  // namespace quick::core

@@ -5,15 +5,17 @@
 
 #include <string>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/quick.h"
 #include "support/test_database.h"
-#include "zone/zone_test_support.h"
+#include "support/items.h"
 
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
+using namespace testing;
 
 class EnqueueCommandTest : public testing::DatabaseTest {
  protected:

@@ -8,15 +8,16 @@
 #include <iostream>
 #include <memory>
 
-#include "consumer/support/consumer_test_support.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "quick/quick.h"
 #include "support/test_database.h"
 
 namespace quick {
 namespace {
 
-using namespace consumer_testing;
-using testing::EmptyDatabase;
+using namespace testing;
 
 class WorkerCommandTest : public testing::DatabaseTest {
  protected:

@@ -1,8 +1,8 @@
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 void DatabaseRuntime::mark_in_progress(const std::vector<std::string>& tenants) {
   std::lock_guard<std::mutex> lock(in_progress_mutex_);
@@ -50,4 +50,4 @@ ConsumerCore::ConsumerCore(ConsumerConfig consumer_config) : config(std::move(co
   lease_keeper = std::make_unique<LeaseKeeper>(*this);
 }
 
-}  // namespace quick::consumer
+}  // namespace quick::core

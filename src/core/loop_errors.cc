@@ -1,6 +1,6 @@
-#include "consumer/loop_errors.h"
+#include "core/loop_errors.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
                                              const char* activity, const std::string& database,
@@ -28,4 +28,4 @@ store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger&
   return error;
 }
 
-}  // namespace quick::consumer
+}  // namespace quick::core

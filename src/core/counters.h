@@ -22,7 +22,7 @@
   X(items_execution_bound) X(lease_extensions) X(handler_exceptions) X(database_errors)         \
   X(reconnects) X(in_doubt_commits)
 
-namespace quick::consumer {
+namespace quick::core {
 
 struct Counters {
 #define QUICK_DECLARE_COUNTER(name) std::atomic<std::uint64_t> name{0};
@@ -41,4 +41,4 @@ inline void add(std::atomic<std::uint64_t>& counter, std::uint64_t amount = 1) {
   counter.fetch_add(amount, std::memory_order_relaxed);
 }
 
-}  // namespace quick::consumer
+}  // namespace quick::core

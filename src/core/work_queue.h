@@ -19,31 +19,31 @@
 #include <string>
 #include <vector>
 
-#include "consumer/held_item.h"
+#include "core/held_item.h"
 
-namespace quick::worker {
+namespace quick::core {
 
 class WorkQueue {
  public:
   // Adds items (and counts them as held by their job type).
-  void push(std::vector<consumer::HeldItemPtr> items);
+  void push(std::vector<core::HeldItemPtr> items);
 
   // Adds the items whose job type is under its limit (limit_of(job_type) items held at most;
   // 0 = no limit), deciding and counting under one lock so that concurrent Managers cannot both
   // take the last slot. Returns the items refused.
-  std::vector<consumer::HeldItemPtr> push_within_limits(std::vector<consumer::HeldItemPtr> items,
+  std::vector<core::HeldItemPtr> push_within_limits(std::vector<core::HeldItemPtr> items,
                                                         const std::function<int(const std::string&)>& limit_of);
 
   // The next item, fairly; waits up to `timeout`. Returns nullptr on timeout or once closed and
   // empty.
-  consumer::HeldItemPtr pop(std::chrono::milliseconds timeout);
+  core::HeldItemPtr pop(std::chrono::milliseconds timeout);
 
   // A Worker is done with an item (acknowledged or released): it no longer counts as held.
-  void finished(const consumer::HeldItemPtr& item);
+  void finished(const core::HeldItemPtr& item);
 
   // Takes every buffered item out (to release them on stop). They still count as held until
   // finished() is called for each.
-  std::vector<consumer::HeldItemPtr> drain();
+  std::vector<core::HeldItemPtr> drain();
 
   // Wakes waiting Workers; pop() returns nullptr once the queue is empty.
   void close();
@@ -64,12 +64,12 @@ class WorkQueue {
  private:
   using ZoneKey = std::pair<int, std::string>;  // (database, tenant)
 
-  void add_locked(consumer::HeldItemPtr item);  // requires mutex_
+  void add_locked(core::HeldItemPtr item);  // requires mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable item_available_;
   std::condition_variable room_available_;
-  std::map<ZoneKey, std::deque<consumer::HeldItemPtr>> by_zone_;  // guarded by mutex_
+  std::map<ZoneKey, std::deque<core::HeldItemPtr>> by_zone_;  // guarded by mutex_
   std::list<ZoneKey> turn_order_;                                 // zones with items, next first
   std::map<std::string, int> held_by_type_;                       // guarded by mutex_
   std::size_t buffered_ = 0;                                      // guarded by mutex_
@@ -77,4 +77,4 @@ class WorkQueue {
   bool closed_ = false;                                           // guarded by mutex_
 };
 
-}  // namespace quick::worker
+}  // namespace quick::core

@@ -1,8 +1,8 @@
-#include "consumer/database_session.h"
+#include "core/database_session.h"
 
 #include "quick/database.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 DatabaseSession::DatabaseSession(std::string url, std::string application_name,
                                  std::optional<std::chrono::milliseconds> statement_timeout)
@@ -25,4 +25,4 @@ pqxx::connection& DatabaseSession::connection() {
   return *connection_;
 }
 
-}  // namespace quick::consumer
+}  // namespace quick::core

@@ -1,6 +1,6 @@
-// Unit tests (no database) for worker::WorkQueue: fairness across zones, FIFO within a zone, the
+// Unit tests (no database) for core::WorkQueue: fairness across zones, FIFO within a zone, the
 // held-item accounting, drain/close, and the waiting operations.
-#include "worker/work_queue.h"
+#include "core/work_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-namespace quick::worker {
+namespace quick::core {
 namespace {
 
-using consumer::HeldItem;
-using consumer::HeldItemPtr;
+using core::HeldItem;
+using core::HeldItemPtr;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
@@ -263,4 +263,4 @@ TEST(WorkQueue, ConcurrentProducersAndConsumersLoseNothing) {
 }
 
 }  // namespace
-}  // namespace quick::worker
+}  // namespace quick::core

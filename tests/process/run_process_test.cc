@@ -1,6 +1,6 @@
-// Unit tests (no database) for util::run_process / util::run_checked. They run small POSIX tools
+// Unit tests (no database) for process::run_process / process::run_checked. They run small POSIX tools
 // (sh, cat, wc, sleep, printenv, head).
-#include "util/subprocess.h"
+#include "process/process.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-namespace quick::util {
+namespace quick::process {
 namespace {
 
 using std::chrono::milliseconds;
@@ -323,4 +323,4 @@ TEST(RunProcess, ConcurrentCallsFromSeveralThreads) {
 }
 
 }  // namespace
-}  // namespace quick::util
+}  // namespace quick::process

@@ -5,17 +5,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include "consumer/consumer_core.h"
-#include "consumer/database_session.h"
+#include "core/consumer_core.h"
+#include "core/database_session.h"
 #include "store/error_classification.h"
 #include "util/retry_delay.h"
 #include "util/stop_signal.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
                                              const char* activity, const std::string& database,
                                              DatabaseSession* session, util::RetryDelay& delay,
                                              const util::StopSignal& stop);
 
-}  // namespace quick::consumer
+}  // namespace quick::core

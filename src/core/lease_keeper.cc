@@ -1,12 +1,12 @@
-#include "worker/lease_keeper.h"
+#include "core/lease_keeper.h"
 
 #include <set>
 
-#include "consumer/consumer_core.h"
+#include "core/consumer_core.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 LeaseKeeper::LeaseKeeper(ConsumerCore& core)
     : core_(core), next_round_(std::chrono::steady_clock::now() + core.config.effective_lease_extend_interval()) {}
@@ -70,4 +70,4 @@ void LeaseKeeper::extend(int database, pqxx::connection& conn) {
   }
 }
 
-}  // namespace quick::consumer
+}  // namespace quick::core

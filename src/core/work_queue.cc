@@ -1,8 +1,8 @@
-#include "worker/work_queue.h"
+#include "core/work_queue.h"
 
-namespace quick::worker {
+namespace quick::core {
 
-void WorkQueue::add_locked(consumer::HeldItemPtr item) {
+void WorkQueue::add_locked(core::HeldItemPtr item) {
   ZoneKey key{item->database, item->item.tenant};
   auto& zone = by_zone_[key];
   if (zone.empty()) turn_order_.push_back(key);
@@ -12,7 +12,7 @@ void WorkQueue::add_locked(consumer::HeldItemPtr item) {
   ++held_;
 }
 
-void WorkQueue::push(std::vector<consumer::HeldItemPtr> items) {
+void WorkQueue::push(std::vector<core::HeldItemPtr> items) {
   if (items.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -21,9 +21,9 @@ void WorkQueue::push(std::vector<consumer::HeldItemPtr> items) {
   item_available_.notify_all();
 }
 
-std::vector<consumer::HeldItemPtr> WorkQueue::push_within_limits(
-    std::vector<consumer::HeldItemPtr> items, const std::function<int(const std::string&)>& limit_of) {
-  std::vector<consumer::HeldItemPtr> refused;
+std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(
+    std::vector<core::HeldItemPtr> items, const std::function<int(const std::string&)>& limit_of) {
+  std::vector<core::HeldItemPtr> refused;
   bool added = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -42,14 +42,14 @@ std::vector<consumer::HeldItemPtr> WorkQueue::push_within_limits(
   return refused;
 }
 
-consumer::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
+core::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!item_available_.wait_for(lock, timeout, [this] { return buffered_ > 0 || closed_; })) return nullptr;
   if (buffered_ == 0) return nullptr;
   const ZoneKey key = turn_order_.front();
   turn_order_.pop_front();
   auto zone = by_zone_.find(key);
-  consumer::HeldItemPtr item = std::move(zone->second.front());
+  core::HeldItemPtr item = std::move(zone->second.front());
   zone->second.pop_front();
   if (zone->second.empty()) by_zone_.erase(zone);
   else turn_order_.push_back(key);  // its next item waits for the other zones' turns
@@ -59,15 +59,15 @@ consumer::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
   return item;
 }
 
-void WorkQueue::finished(const consumer::HeldItemPtr& item) {
+void WorkQueue::finished(const core::HeldItemPtr& item) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto type = held_by_type_.find(item->item.job_type);
   if (type != held_by_type_.end() && --type->second <= 0) held_by_type_.erase(type);
   if (held_ > 0) --held_;
 }
 
-std::vector<consumer::HeldItemPtr> WorkQueue::drain() {
-  std::vector<consumer::HeldItemPtr> items;
+std::vector<core::HeldItemPtr> WorkQueue::drain() {
+  std::vector<core::HeldItemPtr> items;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& [key, zone] : by_zone_) {
@@ -131,4 +131,4 @@ bool WorkQueue::wait_for_room(std::size_t limit, std::chrono::milliseconds timeo
          !closed_;
 }
 
-}  // namespace quick::worker
+}  // namespace quick::core

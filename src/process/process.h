@@ -5,6 +5,8 @@
 // The child gets its own process group, so stopping it also stops whatever it started (a shell's
 // children, for instance): SIGTERM to the group, then SIGKILL after `kill_grace`.
 //
+// Part of the `quick` tool, not of the library: the tool's own target builds src/process/.
+//
 // Thread safety: run_process may be called from several threads at once (posix_spawn is safe in
 // multithreaded programs); each call owns its child.
 #pragma once
@@ -15,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace quick::util {
+namespace quick::process {
 
 struct ProcessOptions {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH
@@ -51,4 +53,4 @@ ProcessResult run_process(const ProcessOptions& options);
 ProcessResult run_checked(const std::vector<std::string>& argv,
                           std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
-}  // namespace quick::util
+}  // namespace quick::process

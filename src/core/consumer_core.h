@@ -17,15 +17,15 @@
 #include <string>
 #include <vector>
 
-#include "consumer/counters.h"
+#include "core/counters.h"
 #include "quick/config.h"
 #include "quick/handler.h"
 #include "store/consumer_store.h"
 #include "util/blocking_queue.h"
 #include "util/stop_signal.h"
-#include "worker/work_queue.h"
+#include "core/work_queue.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 // One served database, as the threads see it.
 struct DatabaseRuntime {
@@ -98,7 +98,7 @@ struct ConsumerCore {
   std::mutex visit_mutex;
   std::condition_variable visit_finished;
   std::uint64_t visits_finished = 0;  // guarded by visit_mutex
-  worker::WorkQueue work_queue;
+  WorkQueue work_queue;
   util::BlockingQueue<PendingAck> ack_queue;
   std::unique_ptr<LeaseKeeper> lease_keeper;
 
@@ -113,4 +113,4 @@ struct ConsumerCore {
   bool stopping() const { return stop_scanning.requested(); }
 };
 
-}  // namespace quick::consumer
+}  // namespace quick::core

@@ -20,9 +20,9 @@
 
 #include <pqxx/pqxx>
 
-#include "consumer/held_item.h"
+#include "core/held_item.h"
 
-namespace quick::consumer {
+namespace quick::core {
 
 struct ConsumerCore;
 
@@ -52,4 +52,4 @@ class LeaseKeeper {
   std::chrono::steady_clock::time_point next_round_;        // Acknowledger's thread only
 };
 
-}  // namespace quick::consumer
+}  // namespace quick::core

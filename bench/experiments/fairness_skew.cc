@@ -6,7 +6,7 @@
 // with the same total: 25% of what this consumer drains from a pre-filled queue, measured first.
 // Not more: the drain rate has the cores to itself, while here the producer, the pull requests
 // and the consumer share them, and a queue run past what it sustains measures its backlog, not
-// its order of service (at 60% the backlog grew: see docs/benchmarks.md, steady state).
+// its order of service (at 60% the backlog grew: docs/benchmarks-history.md#fairness-under-skew-the-scan-rate).
 // Reported, per load: pointer pickup latency (a zone's pointer vesting -> its visit; the
 // consumer's own histogram, 4% buckets) and item latency (enqueue -> handler start, waited(),
 // exact) p50/p99/p99.9; per tenant, its rate and its items' latency. One more line runs the

@@ -1,6 +1,7 @@
 -- Not quick-pg's protocol: the same as lock_and_insert.sql with a shared advisory lock per
 -- distinct tenant in place of the pointer's FOR KEY SHARE row lock. A lower bound for what a
--- cheaper lock could save (docs/benchmarks.md says why quick-pg keeps the row lock).
+-- cheaper lock could save; docs/benchmarks-history.md#batches-of-100-enqueues says why quick-pg
+-- keeps the row lock.
 WITH input AS MATERIALIZED (
     SELECT 't' || (random() * 9999)::int AS t,
            ('{"order_id": ' || (random() * 1e6)::int || ', "channel": "email", "attempt": 1}')::jsonb AS pl

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What an enqueue costs on Postgres, piece by piece: the measurements behind docs/benchmarks.md,
-# "What limits the numbers". Two shapes of transaction, each with pgbench against a scratch
+# What an enqueue costs on Postgres, piece by piece: the measurements behind
+# docs/benchmarks-history.md, "What an enqueue costs on Postgres". Two shapes of transaction, each with pgbench against a scratch
 # database that has the quick schema and 10,000 tenants with a pointer each:
 #   batch shape:  100 items into ~100 random tenants, 4 clients (the enqueue experiment's batch);
 #   steady shape: ~60 items into 24 random tenants, 2 clients (a producer's 5 ms tick in the

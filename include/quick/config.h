@@ -89,7 +89,8 @@ struct ManagerConfig {
   Millis min_inactive{60000};
   // Zones handled by one Manager in one visit (one statement and commit: Postgres' cost is per
   // statement, so zones are visited in batches), in zones. The in-order Scanner takes at least
-  // this many of the oldest pointers per scan. Range 1..1000. Default 100.
+  // one visit's worth of the oldest pointers per scan (this, or pointers_per_batch_alone when the
+  // consumer is alone; at most scanner.selection_max). Range 1..1000. Default 100.
   int pointers_per_batch = 100;
   // The same for a consumer that is its database's only live consumer (known from tenant
   // partitioning's membership, so it needs scanner.partition_grace > 0): bigger visits make each

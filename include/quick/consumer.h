@@ -13,10 +13,12 @@
 // Data flow and the lease/pointer state machines: docs/architecture.md and docs/consumer.md.
 //
 // Lifecycle: handle() before start(); start() and stop() are idempotent; stop() is safe before
-// start() and from several threads at once, and returns once every thread has ended: it stops
-// scanning, lets running handlers finish until config.stop_deadline, then asks them to stop,
-// and releases the leases of items it did not finish (they become available at once). The full
-// sequence: docs/consumer.md#stopping.
+// start() and from several threads at once. It stops scanning, lets running handlers finish
+// until config.stop_deadline, then asks them to stop (JobContext::should_stop), and releases the
+// leases of items it did not finish (they become available at once). It returns once every
+// thread has ended, except Workers whose handlers still run 2 s after being asked to stop: those
+// are left behind (logged as an error) and their items vest again when their leases run out.
+// The full sequence: docs/consumer.md#stopping.
 //
 // Errors: every background loop classifies database errors (connection lost, server restart,
 // serialization failure, in-doubt commit, ...), logs them through spdlog, backs off (up to

@@ -43,7 +43,9 @@ struct EnqueueOptions {
   // commits or rolls back, it holds that tenant's pointer, and consumers skip the zone. Items of
   // the same tenant that other transactions commit meanwhile, or whose leases run out meanwhile,
   // wait for this transaction to end. Other tenants are not affected. Only READ COMMITTED callers
-  // pull; other isolation levels always record a request.
+  // pull; other isolation levels always record a request. Items with a client_item_id (and
+  // batches holding one) go through quick.enqueue / quick.enqueue_batch, which always record a
+  // request: the option has no effect on them.
   bool pull_in_transaction = false;
 };
 

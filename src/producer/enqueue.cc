@@ -96,9 +96,9 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
     // The common case in one prepared statement, as for a single item: every tenant already has a
     // pointer and no item has a client item id to check
     // (sql/queries/enqueue_batch_into_existing_zones.sql). It implements quick.enqueue_batch's
-    // protocol without the plpgsql function's per-column arrays, for 13 to 19% less processor
-    // time per item (docs/benchmarks.md). No rows: a pointer to create, or a payload the database
-    // refuses; the function then does it all.
+    // protocol without the plpgsql function's per-column arrays, for less processor time per item
+    // (docs/benchmarks-history.md#what-an-enqueue-costs-on-postgres). No rows: a pointer to
+    // create, or a payload the database refuses; the function then does it all.
     if (!any_client_item_id) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json,
                                           options.pull_in_transaction);

@@ -4,11 +4,9 @@
 //
 // Why two sizes. Postgres' cost of a visit is largely per statement and per commit, so bigger
 // visits make each zone cheaper, which a lone consumer under a heavy load of many small zones
-// needs: at 400 zones per visit its end-to-end p99 at 70% of its drain rate was 48-67 ms instead
-// of 427-735 ms (docs/benchmarks.md, "Bigger visits" and "Load sweep"). Several consumers of one
-// database lose by it: each visit locks more pointers for longer, the others skip them, and
-// their drains fell by a fifth to a half in the same measurements. So only a consumer that knows
-// it is alone uses the bigger size.
+// needs. Several consumers of one database lose by it: each visit locks more pointers for
+// longer, and the others skip them. So only a consumer that knows it is alone uses the bigger
+// size (the measurements: docs/benchmarks-history.md#bigger-visits).
 //
 // "Alone" comes from tenant partitioning's membership (consumer_membership.h: a read of the live
 // consumers every third of scanner.in_order_lease_duration). Consumers started together each

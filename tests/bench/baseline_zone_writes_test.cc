@@ -1,6 +1,6 @@
 // The steady state's "baseline-b10+zone-writes" (bench/support/baseline_queue.h): the baseline
-// whose producers also make the writes QuiCK's design adds to an enqueue. docs/benchmarks.md
-// reads its numbers as the cost of those writes, so these tests check, on a real server, that its
+// whose producers also make the writes QuiCK's design adds to an enqueue.
+// docs/benchmarks-history.md ("The same writes in the plain queue") reads its numbers as the cost of those writes, so these tests check, on a real server, that its
 // enqueue really makes them: the per-tenant index, a lock on each tenant's pointer that holds
 // until commit, and the move, which never waits for another producer.
 #include <string>

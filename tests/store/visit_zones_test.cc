@@ -258,7 +258,7 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
 // Version 3's probes for vested items ("does the zone have any?", step 1; "any left?", step 3)
 // were EXISTS subqueries that Postgres ran as sequential scans when the statistics said most rows
 // were the tenant's, so each walked every dead version and every leased item: one tenant's
-// 50,000-item drain slowed from 3.9 to 14.5 ms per visit of 100 (docs/benchmarks.md, section 3).
+// 50,000-item drain slowed from 3.9 to 14.5 ms per visit of 100 (docs/benchmarks-history.md, "One tenant: migration 0004").
 // The probes must go through the zone index. Here the visit finds nothing vested, so it
 // dequeues nothing and the only scans of quick.items are the probes and step 4's index lookups.
 TEST_F(VisitZonesTest, ABigZonesProbesUseTheZoneIndexNotASequentialScan) {

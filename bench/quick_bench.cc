@@ -52,7 +52,8 @@ std::string describe_environment(const std::string& url, bool quick) {
   for (const auto& row : session.exec(
            "SELECT name, setting || coalesce(' ' || unit, '') FROM pg_settings "
            "WHERE source NOT IN ('default', 'override') AND name NOT IN ('application_name', 'client_encoding', "
-           "'DateStyle', 'TimeZone', 'lc_messages', 'lc_monetary', 'lc_numeric', 'lc_time', 'default_text_search_config', "
+           "'DateStyle', 'TimeZone', 'lc_messages', 'lc_monetary', 'lc_numeric', 'lc_time', "
+           "'default_text_search_config', "
            "'log_timezone', 'transaction_isolation', 'default_transaction_isolation') ORDER BY name")) {
     settings.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
   }
@@ -62,7 +63,8 @@ std::string describe_environment(const std::string& url, bool quick) {
   utsname system{};
   ::uname(&system);
   std::string text = "# quick-pg benchmark results\n\n";
-  text += std::string("Run ") + date + (quick ? ", **--quick** (toy sizes: checks the suite runs, numbers not meaningful)" : "") + ".\n\n";
+  text += std::string("Run ") + date +
+          (quick ? ", **--quick** (toy sizes: checks the suite runs, numbers not meaningful)" : "") + ".\n\n";
   text += markdown_table({"", ""}, {{"cores", std::to_string(std::thread::hardware_concurrency())},
                                     {"cpu", cpu_model()},
                                     {"memory", memory_total()},
@@ -85,7 +87,8 @@ int main(int argc, char** argv) {
   bool quick_run = false;
   bool list = false;
   std::vector<std::string> selected;
-  app.add_option("--database", url, "server to measure (default $QUICK_DATABASE_URL); scratch databases are created there");
+  app.add_option("--database", url,
+                 "server to measure (default $QUICK_DATABASE_URL); scratch databases are created there");
   app.add_option("--out", out, "results folder")->capture_default_str();
   app.add_flag("--quick", quick_run, "toy sizes: every experiment, under two minutes in all");
   app.add_option("--experiment", selected, "run only these (repeatable); default all");
@@ -93,7 +96,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (list) {
-    for (const auto& experiment : all_experiments()) std::cout << experiment.name << "\t" << experiment.description << "\n";
+    for (const auto& experiment : all_experiments())
+      std::cout << experiment.name << "\t" << experiment.description << "\n";
     return 0;
   }
   if (url.empty()) {

@@ -65,11 +65,15 @@ struct LeaseCounts {
     return c;
   }
   LeaseCounts operator-(const LeaseCounts& o) const {
-    return {scans - o.scans, peeked - o.peeked, selected - o.selected, attempts - o.attempts,
-            lost - o.lost, locked - o.locked, not_vested - o.not_vested, gone - o.gone};
+    return {scans - o.scans, peeked - o.peeked, selected - o.selected,     attempts - o.attempts,
+            lost - o.lost,   locked - o.locked, not_vested - o.not_vested, gone - o.gone};
   }
-  double pct(std::uint64_t part) const { return attempts > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(attempts) : 0; }
-  double per_scan(std::uint64_t part) const { return scans > 0 ? static_cast<double>(part) / static_cast<double>(scans) : 0; }
+  double pct(std::uint64_t part) const {
+    return attempts > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(attempts) : 0;
+  }
+  double per_scan(std::uint64_t part) const {
+    return scans > 0 ? static_cast<double>(part) / static_cast<double>(scans) : 0;
+  }
 };
 
 struct Point {
@@ -104,7 +108,8 @@ long long produce_steady_load(const std::string& url, int tenants, double rate, 
         for (long long i = 0;; ++i) {
           // Producer p sends items p, p + kProducers, p + 2 kProducers, ... of the global schedule.
           const double at_seconds = static_cast<double>(i * kProducers + p) / rate;
-          const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at_seconds));
+          const auto due = start +
+                           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at_seconds));
           if (due - start >= duration) break;
           std::this_thread::sleep_until(due);
           pqxx::work txn(*conn);
@@ -122,7 +127,8 @@ long long produce_steady_load(const std::string& url, int tenants, double rate, 
   return sent.load();
 }
 
-Point measure(ExperimentContext& ctx, double selection_frac, int tenants, double load_rate, std::chrono::milliseconds load_duration) {
+Point measure(ExperimentContext& ctx, double selection_frac, int tenants, double load_rate,
+              std::chrono::milliseconds load_duration) {
   Point point;
   point.selection_frac = selection_frac;
   point.load_rate = load_rate;
@@ -145,7 +151,8 @@ Point measure(ExperimentContext& ctx, double selection_frac, int tenants, double
 
   // (a) Maximum throughput: drain the backlog.
   pool.start();
-  const auto drained = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(point.drain_items), timeout);
+  const auto drained = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(point.drain_items),
+                                        timeout);
   point.drain_timed_out = !drained;
   point.drain_seconds = drained ? drained->count() : 0;
   point.drain = LeaseCounts::of(pool);
@@ -160,9 +167,10 @@ Point measure(ExperimentContext& ctx, double selection_frac, int tenants, double
   point.latency = latency.summary();
 
   ctx.progress("selection_frac " + fixed(selection_frac, 3) + ": max " + fixed(point.max_throughput(), 0) + " jobs/s" +
-               (point.drain_timed_out ? " (TIMED OUT)" : "") + ", drain failures " + fixed(point.drain.pct(point.drain.lost), 1) +
-               "%; under " + fixed(load_rate, 0) + "/s: p50 " + fixed(point.latency.p50_ms, 1) + " ms, p99 " +
-               fixed(point.latency.p99_ms, 1) + " ms, failures " + fixed(point.load.pct(point.load.lost), 1) + "%" +
+               (point.drain_timed_out ? " (TIMED OUT)" : "") + ", drain failures " +
+               fixed(point.drain.pct(point.drain.lost), 1) + "%; under " + fixed(load_rate, 0) + "/s: p50 " +
+               fixed(point.latency.p50_ms, 1) + " ms, p99 " + fixed(point.latency.p99_ms, 1) + " ms, failures " +
+               fixed(point.load.pct(point.load.lost), 1) + "%" +
                (point.load_timed_out ? " (load not drained in 60 s)" : ""));
   return point;
 }
@@ -182,33 +190,66 @@ void run_contention(ExperimentContext& ctx) {
 
   std::vector<std::vector<std::string>> csv, table;
   for (const auto& p : points) {
-    csv.push_back({fixed(p.selection_frac, 3), std::to_string(kConsumers), std::to_string(tenants),
-                   std::to_string(p.drain_items), fixed(p.drain_seconds, 3), fixed(p.max_throughput(), 1),
-                   std::to_string(p.drain.attempts), fixed(p.drain.pct(p.drain.lost), 2), fixed(p.drain.pct(p.drain.locked), 2),
-                   fixed(p.drain.pct(p.drain.not_vested), 2), fixed(p.drain.pct(p.drain.gone), 2),
-                   fixed(p.drain.per_scan(p.drain.peeked), 1), fixed(p.drain.per_scan(p.drain.selected), 2),
-                   fixed(p.load_rate, 1), std::to_string(p.load_items), fixed(p.latency.p50_ms, 2), fixed(p.latency.p99_ms, 2),
-                   std::to_string(p.load.attempts), fixed(p.load.pct(p.load.lost), 2), fixed(p.load.pct(p.load.locked), 2),
-                   fixed(p.load.pct(p.load.not_vested), 2), fixed(p.load.pct(p.load.gone), 2),
-                   fixed(p.load.per_scan(p.load.peeked), 1), fixed(p.load.per_scan(p.load.selected), 2)});
+    csv.push_back({fixed(p.selection_frac, 3),
+                   std::to_string(kConsumers),
+                   std::to_string(tenants),
+                   std::to_string(p.drain_items),
+                   fixed(p.drain_seconds, 3),
+                   fixed(p.max_throughput(), 1),
+                   std::to_string(p.drain.attempts),
+                   fixed(p.drain.pct(p.drain.lost), 2),
+                   fixed(p.drain.pct(p.drain.locked), 2),
+                   fixed(p.drain.pct(p.drain.not_vested), 2),
+                   fixed(p.drain.pct(p.drain.gone), 2),
+                   fixed(p.drain.per_scan(p.drain.peeked), 1),
+                   fixed(p.drain.per_scan(p.drain.selected), 2),
+                   fixed(p.load_rate, 1),
+                   std::to_string(p.load_items),
+                   fixed(p.latency.p50_ms, 2),
+                   fixed(p.latency.p99_ms, 2),
+                   std::to_string(p.load.attempts),
+                   fixed(p.load.pct(p.load.lost), 2),
+                   fixed(p.load.pct(p.load.locked), 2),
+                   fixed(p.load.pct(p.load.not_vested), 2),
+                   fixed(p.load.pct(p.load.gone), 2),
+                   fixed(p.load.per_scan(p.load.peeked), 1),
+                   fixed(p.load.per_scan(p.load.selected), 2)});
     auto split = [](const LeaseCounts& c) {
       return fixed(c.pct(c.lost), 1) + "% (" + fixed(c.pct(c.locked), 1) + " / " + fixed(c.pct(c.not_vested), 1) +
              " / " + fixed(c.pct(c.gone), 1) + ")";
     };
-    table.push_back({fixed(p.selection_frac, 3) + (std::abs(p.selection_frac - default_frac) < 1e-9 ? " (default)" : ""),
-                     fixed(p.latency.p50_ms, 1) + (p.load_timed_out ? " (load not drained)" : ""),
-                     fixed(p.latency.p99_ms, 1), split(p.load),
-                     fixed(p.load.per_scan(p.load.peeked), 0) + " / " + fixed(p.load.per_scan(p.load.selected), 1),
-                     fixed(p.max_throughput(), 0) + (p.drain_timed_out ? " (timed out)" : ""), split(p.drain)});
+    table.push_back(
+        {fixed(p.selection_frac, 3) + (std::abs(p.selection_frac - default_frac) < 1e-9 ? " (default)" : ""),
+         fixed(p.latency.p50_ms, 1) + (p.load_timed_out ? " (load not drained)" : ""), fixed(p.latency.p99_ms, 1),
+         split(p.load), fixed(p.load.per_scan(p.load.peeked), 0) + " / " + fixed(p.load.per_scan(p.load.selected), 1),
+         fixed(p.max_throughput(), 0) + (p.drain_timed_out ? " (timed out)" : ""), split(p.drain)});
   }
-  ctx.results->write_csv(
-      "contention.csv",
-      {"selection_frac", "consumers", "tenants", "drain_items", "drain_seconds", "max_jobs_per_s", "drain_attempts",
-       "drain_failed_pct", "drain_locked_pct", "drain_not_vested_pct", "drain_gone_pct", "drain_peeked_per_scan",
-       "drain_selected_per_scan", "load_rate_per_s", "load_items", "load_p50_ms", "load_p99_ms", "load_attempts",
-       "load_failed_pct", "load_locked_pct", "load_not_vested_pct", "load_gone_pct", "load_peeked_per_scan",
-       "load_selected_per_scan"},
-      csv);
+  ctx.results->write_csv("contention.csv",
+                         {"selection_frac",
+                          "consumers",
+                          "tenants",
+                          "drain_items",
+                          "drain_seconds",
+                          "max_jobs_per_s",
+                          "drain_attempts",
+                          "drain_failed_pct",
+                          "drain_locked_pct",
+                          "drain_not_vested_pct",
+                          "drain_gone_pct",
+                          "drain_peeked_per_scan",
+                          "drain_selected_per_scan",
+                          "load_rate_per_s",
+                          "load_items",
+                          "load_p50_ms",
+                          "load_p99_ms",
+                          "load_attempts",
+                          "load_failed_pct",
+                          "load_locked_pct",
+                          "load_not_vested_pct",
+                          "load_gone_pct",
+                          "load_peeked_per_scan",
+                          "load_selected_per_scan"},
+                         csv);
   ctx.results->add_section(
       "## Contention (Figure 7)\n\n" + std::to_string(kConsumers) +
       " consumers, all with `scanner.in_order_election = false` (pure random selection, as in the paper's figure; "
@@ -218,8 +259,9 @@ void run_contention(ExperimentContext& ctx) {
       std::to_string(ScannerConfig{}.partition_grace.count()) +
       " ms: each consumer owns a share of the tenants and takes others' vested pointers only after the grace). "
       "For each selection_frac, on a fresh database: "
-      "maximum throughput = drain rate of " + std::to_string(tenants) + " tenants x 1 item; then a steady load of " +
-      fixed(load_rate, 0) + " single-item enqueues/s into random tenants for " +
+      "maximum throughput = drain rate of " +
+      std::to_string(tenants) + " tenants x 1 item; then a steady load of " + fixed(load_rate, 0) +
+      " single-item enqueues/s into random tenants for " +
       fixed(std::chrono::duration<double>(load_duration).count(), 0) +
       " s; latency = pickup latency of those items (vesting -> handler start). Lease failures are % of pointer-lease "
       "attempts, total (locked / not_vested / gone): *locked* = another consumer was visiting the zone (the paper's "
@@ -242,7 +284,8 @@ void run_contention(ExperimentContext& ctx) {
 }  // namespace
 
 QUICK_BENCH_EXPERIMENT(50, "contention",
-                       "selection_frac 0.001-0.5, 4 random-selecting consumers: lease failures, latency, max throughput",
+                       "selection_frac 0.001-0.5, 4 random-selecting consumers: lease failures, latency, max "
+                       "throughput",
                        run_contention);
 
 }  // namespace quick::bench

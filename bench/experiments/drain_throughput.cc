@@ -21,8 +21,8 @@ namespace {
 constexpr const char* kJobType = "noop";
 
 struct DrainRun {
-  std::string system;  // "quick-pg", "baseline batch 1", ...
-  int parallelism = 0; // consumers (quick) or worker connections (baseline)
+  std::string system;   // "quick-pg", "baseline batch 1", ...
+  int parallelism = 0;  // consumers (quick) or worker connections (baseline)
   int connections = 0;
   long long items = 0;
   double seconds = 0;
@@ -45,9 +45,11 @@ DrainRun drain_quick(ExperimentContext& ctx, const std::vector<int>& counts, int
   const ConsumerConfig config = drain_config(db.url());
   QuickPool pool(config, consumers, {kJobType}, [](JobContext&) { return JobResult::done(); });
   pool.start();
-  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items), std::chrono::minutes(10));
+  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items),
+                                        std::chrono::minutes(10));
   pool.stop();
-  DrainRun run{"quick-pg", consumers, consumers * connections_per_consumer(config), items, elapsed ? elapsed->count() : 0};
+  DrainRun run{"quick-pg", consumers, consumers * connections_per_consumer(config), items,
+               elapsed ? elapsed->count() : 0};
   ctx.progress(label + ": quick-pg, " + std::to_string(consumers) + " consumer(s): " + fixed(run.jobs_per_second(), 0) +
                " jobs/s" + (elapsed ? "" : " (TIMED OUT)"));
   return run;
@@ -62,17 +64,24 @@ DrainRun drain_baseline(ExperimentContext& ctx, const std::vector<int>& counts, 
   db.exec("VACUUM ANALYZE bench_baseline.jobs");
   BaselinePool pool(BaselinePool::Options{db.url(), connections, batch, nullptr, std::chrono::milliseconds(5)});
   pool.start();
-  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items), std::chrono::minutes(10));
+  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items),
+                                        std::chrono::minutes(10));
   pool.stop();
-  DrainRun run{"baseline batch " + std::to_string(batch), connections, connections, items, elapsed ? elapsed->count() : 0};
+  DrainRun run{"baseline batch " + std::to_string(batch), connections, connections, items,
+               elapsed ? elapsed->count() : 0};
   ctx.progress(label + ": baseline batch " + std::to_string(batch) + ", " + std::to_string(connections) +
                " connection(s): " + fixed(run.jobs_per_second(), 0) + " jobs/s" + (elapsed ? "" : " (TIMED OUT)"));
   return run;
 }
 
 std::vector<std::string> csv_row(const std::string& load, const DrainRun& run) {
-  return {load, run.system, std::to_string(run.parallelism), std::to_string(run.connections),
-          std::to_string(run.items), fixed(run.seconds, 3), fixed(run.jobs_per_second(), 1)};
+  return {load,
+          run.system,
+          std::to_string(run.parallelism),
+          std::to_string(run.connections),
+          std::to_string(run.items),
+          fixed(run.seconds, 3),
+          fixed(run.jobs_per_second(), 1)};
 }
 
 void run_many_tenants(ExperimentContext& ctx) {
@@ -103,7 +112,9 @@ void run_many_tenants(ExperimentContext& ctx) {
                         " tenants, 1-4 no-op items each (" + std::to_string(csv.empty() ? 0 : std::stoll(csv[0][4])) +
                         " items), drained from a full queue. quick-pg: N consumers, each with 2 Managers and 4 Workers "
                         "(4 connections: Scanner, 2 Managers, writer). Baseline: N worker connections.\n\n" +
-                        markdown_table({"N", "baseline b1 jobs/s", "baseline b10 jobs/s", "quick-pg jobs/s", "vs b1", "vs b10"}, table) +
+                        markdown_table(
+                            {"N", "baseline b1 jobs/s", "baseline b10 jobs/s", "quick-pg jobs/s", "vs b1", "vs b10"},
+                            table) +
                         "\n![drain](drain_many_tenants.png)\n";
   ctx.results->add_section(section);
   if (quick_one_consumer && base1_at4 && base10_at4) {
@@ -111,7 +122,8 @@ void run_many_tenants(ExperimentContext& ctx) {
     const double vs1 = quick_one_consumer->jobs_per_second() / base1_at4->jobs_per_second();
     const double vs10 = quick_one_consumer->jobs_per_second() / base10_at4->jobs_per_second();
     ctx.results->add_target({"many_tenants", "quick-pg / baseline batch 1, 4 connections", vs1, ">= 3", vs1 >= 3});
-    ctx.results->add_target({"many_tenants", "quick-pg / baseline batch 10, 4 connections", vs10, ">= 0.75", vs10 >= 0.75});
+    ctx.results->add_target(
+        {"many_tenants", "quick-pg / baseline batch 10, 4 connections", vs10, ">= 0.75", vs10 >= 0.75});
   }
 }
 
@@ -158,7 +170,8 @@ void run_one_tenant(ExperimentContext& ctx) {
   ctx.results->add_section(
       "## Throughput, one tenant (drain)\n\n" + std::to_string(items) +
       " no-op items in a single zone. quick-pg: one consumer (4 connections); baseline: 4 connections. quick-pg "
-      "and the batch-10 baseline drain in " + std::to_string(rounds) +
+      "and the batch-10 baseline drain in " +
+      std::to_string(rounds) +
       " alternating round(s); the last row is over all of them (items over seconds). Baseline batch 1, once: " +
       fixed(base1.jobs_per_second(), 0) + " jobs/s.\n\n" +
       markdown_table({"round", "baseline batch 10 jobs/s", "quick-pg jobs/s", "quick-pg / b10"}, table));
@@ -169,7 +182,8 @@ void run_one_tenant(ExperimentContext& ctx) {
 
 QUICK_BENCH_EXPERIMENT(20, "many_tenants", "drain 10,000 tenants x 1-4 items with 1/2/4/8 consumers vs baseline b1/b10",
                        run_many_tenants);
-QUICK_BENCH_EXPERIMENT(30, "one_tenant", "drain 50,000 items of one tenant, 3 alternating rounds vs baseline b10 (and b1 once)",
+QUICK_BENCH_EXPERIMENT(30, "one_tenant",
+                       "drain 50,000 items of one tenant, 3 alternating rounds vs baseline b10 (and b1 once)",
                        run_one_tenant);
 
 }  // namespace quick::bench

@@ -28,8 +28,8 @@
 #include "quick/producer.h"
 #include "support/bench_database.h"
 #include "support/experiment.h"
-#include "support/machine_cpu.h"
 #include "support/load.h"
+#include "support/machine_cpu.h"
 
 namespace quick::bench {
 namespace {
@@ -110,7 +110,8 @@ std::string array_literal(const std::vector<NewItem>& items, const std::string N
 void seed_tenants(pqxx::connection& conn, int tenants) {
   for (int first = 0; first < tenants; first += 1000) {
     std::vector<NewItem> items;
-    for (int t = first; t < std::min(tenants, first + 1000); ++t) items.push_back(NewItem{tenant_name(t), "seed", "{}", {}, 0, std::nullopt});
+    for (int t = first; t < std::min(tenants, first + 1000); ++t)
+      items.push_back(NewItem{tenant_name(t), "seed", "{}", {}, 0, std::nullopt});
     pqxx::work txn(conn);
     enqueue_batch_in(txn, items);
     txn.commit();
@@ -161,7 +162,8 @@ Phase queue_batch() {
             conn.prepare("queue_many", kQueueInsertMany);
             const auto items = jobs.next_batch(kBatchSize);
             pqxx::work txn(conn);
-            txn.exec_prepared("queue_many", array_literal(items, &NewItem::tenant), array_literal(items, &NewItem::payload));
+            txn.exec_prepared("queue_many", array_literal(items, &NewItem::tenant),
+                              array_literal(items, &NewItem::payload));
             txn.commit();
           }};
 }
@@ -259,9 +261,18 @@ struct Comparison {
 
 std::vector<std::string> csv_row(const std::string& comparison, const std::string& round, const std::string& phase,
                                  const PhaseResult& r, const std::string& ratio, const std::string& ratio_queue) {
-  return {comparison, round, phase, std::to_string(r.jobs_per_txn), std::to_string(r.transactions),
-          std::to_string(r.retries), fixed(r.seconds, 3), fixed(r.job_rate(), 1), fixed(r.txn_rate(), 1), ratio,
-          ratio_queue, fixed(r.cpu_us_per_job(), 2)};
+  return {comparison,
+          round,
+          phase,
+          std::to_string(r.jobs_per_txn),
+          std::to_string(r.transactions),
+          std::to_string(r.retries),
+          fixed(r.seconds, 3),
+          fixed(r.job_rate(), 1),
+          fixed(r.txn_rate(), 1),
+          ratio,
+          ratio_queue,
+          fixed(r.cpu_us_per_job(), 2)};
 }
 
 // Alternates the baselines and the candidate in `rounds` slices (A B A B ..., or A B C A B C ...),
@@ -271,7 +282,8 @@ Comparison compare(ExperimentContext& ctx, const std::string& name, std::vector<
                    std::vector<std::vector<std::string>>& csv) {
   std::vector<std::unique_ptr<Clients>> base_clients;
   for (std::size_t b = 0; b < baselines.size(); ++b) {
-    base_clients.push_back(std::make_unique<Clients>(std::move(baselines[b]), url, tenants, static_cast<unsigned>(b + 1)));
+    base_clients.push_back(
+        std::make_unique<Clients>(std::move(baselines[b]), url, tenants, static_cast<unsigned>(b + 1)));
   }
   Clients cand_clients(std::move(candidate), url, tenants, 100);
   for (auto& clients : base_clients) clients->run_for(warmup);  // prepares statements, warms caches
@@ -296,7 +308,8 @@ Comparison compare(ExperimentContext& ctx, const std::string& name, std::vector<
     }
     const auto cand = cand_clients.run_for(seconds / rounds);
     result.candidate.add(cand);
-    for (std::size_t b = 0; b < bases.size(); ++b) result.round_ratios[b].push_back(cand.job_rate() / bases[b].job_rate());
+    for (std::size_t b = 0; b < bases.size(); ++b)
+      result.round_ratios[b].push_back(cand.job_rate() / bases[b].job_rate());
     const auto ratios = ratio_columns(cand, bases);
     csv.push_back(csv_row(name, std::to_string(round), cand_clients.phase().name, cand, ratios[0], ratios[1]));
   }
@@ -335,12 +348,13 @@ void run_enqueue(ExperimentContext& ctx) {
                fixed(seconds, 0) + " s per phase in " + std::to_string(rounds) + " rounds");
 
   std::vector<std::vector<std::string>> csv;
-  const auto single = compare(ctx, "single", {plain_single()}, quick_single(), db.url(), tenants, seconds, rounds, warmup, csv);
-  const auto batch =
-      compare(ctx, "batch", {plain_batch(), queue_batch()}, quick_batch(), db.url(), tenants, seconds, rounds, warmup, csv);
-  ctx.results->write_csv("enqueue.csv", {"comparison", "round", "phase", "jobs_per_txn", "transactions", "retries",
-                                         "seconds", "jobs_per_s", "txn_per_s", "ratio_vs_plain", "ratio_vs_queue",
-                                         "cpu_us_per_job"},
+  const auto single = compare(ctx, "single", {plain_single()}, quick_single(), db.url(), tenants, seconds, rounds,
+                              warmup, csv);
+  const auto batch = compare(ctx, "batch", {plain_batch(), queue_batch()}, quick_batch(), db.url(), tenants, seconds,
+                             rounds, warmup, csv);
+  ctx.results->write_csv("enqueue.csv",
+                         {"comparison", "round", "phase", "jobs_per_txn", "transactions", "retries", "seconds",
+                          "jobs_per_s", "txn_per_s", "ratio_vs_plain", "ratio_vs_queue", "cpu_us_per_job"},
                          csv);
 
   std::vector<std::vector<std::string>> table;
@@ -350,8 +364,8 @@ void run_enqueue(ExperimentContext& ctx) {
     return out;
   };
   const auto baseline_row = [](const std::string& name, const PhaseResult& r) {
-    return std::vector<std::string>{name, fixed(r.job_rate(), 0), fixed(r.txn_rate(), 0), "", "", "", "",
-                                    fixed(r.cpu_us_per_job(), 1), std::to_string(r.retries)};
+    return std::vector<std::string>{name, fixed(r.job_rate(), 0),       fixed(r.txn_rate(), 0),   "", "", "",
+                                    "",   fixed(r.cpu_us_per_job(), 1), std::to_string(r.retries)};
   };
   table.push_back(baseline_row("plain-1", single.baselines[0]));
   table.push_back({"quick-1", fixed(single.candidate.job_rate(), 0), fixed(single.candidate.txn_rate(), 0),
@@ -365,18 +379,22 @@ void run_enqueue(ExperimentContext& ctx) {
                    std::to_string(batch.candidate.retries)});
   ctx.results->add_section(
       "## Enqueue throughput\n\n" + std::to_string(kClients) + " clients (one connection each), " +
-      std::to_string(tenants) + " tenants chosen at random, each seeded with one queued item first (so enqueues "
-      "find their zone's pointer). Baseline and quick-pg alternate in " + std::to_string(rounds) + " rounds of " +
-      fixed(seconds / rounds, 1) + " s after a " + fixed(warmup, 1) + " s warm-up each. Baseline: the bare table " +
-      kBareTableDescription + " with prepared statements: plain-1 `" + kPlainInsertOne + "`, plain-100 `" +
-      kPlainInsertMany + "`. queue-100: the same 100 rows into the plain SKIP LOCKED queue's jobs table (the "
+      std::to_string(tenants) +
+      " tenants chosen at random, each seeded with one queued item first (so enqueues "
+      "find their zone's pointer). Baseline and quick-pg alternate in " +
+      std::to_string(rounds) + " rounds of " + fixed(seconds / rounds, 1) + " s after a " + fixed(warmup, 1) +
+      " s warm-up each. Baseline: the bare table " + kBareTableDescription + " with prepared statements: plain-1 `" +
+      kPlainInsertOne + "`, plain-100 `" + kPlainInsertMany +
+      "`. queue-100: the same 100 rows into the plain SKIP LOCKED queue's jobs table (the "
       "baseline queue of the other experiments: the bare table's columns plus the `(priority, run_at)` index its "
-      "consumers claim by), `" + kQueueInsertMany + "`. quick-1: `quick::enqueue_in`; quick-100: "
+      "consumers claim by), `" +
+      kQueueInsertMany +
+      "`. quick-1: `quick::enqueue_in`; quick-100: "
       "`quick::enqueue_batch_in` (100 items). The batch target is judged against plain-100, the stricter baseline. "
       "CPU us/job: processor time of the whole machine (clients and, when local, the server) per job enqueued.\n\n" +
-      markdown_table({"phase", "jobs/s", "txn/s", "vs plain", "per round", "vs queue table", "per round",
-                      "CPU us/job", "retries"},
-                     table) +
+      markdown_table(
+          {"phase", "jobs/s", "txn/s", "vs plain", "per round", "vs queue table", "per round", "CPU us/job", "retries"},
+          table) +
       "\n![enqueue](enqueue.png)\n");
   ctx.results->add_target({"enqueue", "quick-1 / plain-1 jobs/s (1 item per transaction)", single.ratio(), ">= 0.8",
                            single.ratio() >= 0.8});

@@ -83,7 +83,8 @@ class TenantLatencies {
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::size_t t = 0; t < by_tenant_.size(); ++t) {
       if (!include(static_cast<int>(t))) continue;
-      for (double ms : by_tenant_[t]) recorder.record(std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000.0)));
+      for (double ms : by_tenant_[t])
+        recorder.record(std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000.0)));
     }
     return recorder.summary();
   }
@@ -125,7 +126,8 @@ struct LoadRun {
 // arrived (Poisson, per tenant `rates`) are enqueued in one transaction by `enqueue`. Meanwhile
 // `every_second` runs once a second. Returns the items enqueued.
 long long produce(const std::vector<double>& rates, milliseconds duration, unsigned seed,
-                  const std::function<void(const std::vector<int>&)>& enqueue, const std::function<void()>& every_second) {
+                  const std::function<void(const std::vector<int>&)>& enqueue,
+                  const std::function<void()>& every_second) {
   double total = 0;
   for (double r : rates) total += r;
   std::mt19937 random(seed);
@@ -153,9 +155,12 @@ long long produce(const std::vector<double>& rates, milliseconds duration, unsig
 void split_busiest(LoadRun& run, const TenantLatencies& latencies) {
   std::vector<int> order(run.rates.size());
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = static_cast<int>(t);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return run.rates[static_cast<std::size_t>(a)] > run.rates[static_cast<std::size_t>(b)]; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return run.rates[static_cast<std::size_t>(a)] > run.rates[static_cast<std::size_t>(b)];
+  });
   std::vector<bool> busiest(run.rates.size(), false);
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, order.size()); ++i) busiest[static_cast<std::size_t>(order[i])] = true;
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, order.size()); ++i)
+    busiest[static_cast<std::size_t>(order[i])] = true;
   run.busiest = latencies.of([&](int t) { return busiest[static_cast<std::size_t>(t)]; });
   run.others = latencies.of([&](int t) { return !busiest[static_cast<std::size_t>(t)]; });
 }
@@ -174,14 +179,16 @@ double measure_capacity(ExperimentContext& ctx, int tenants, int per_tenant) {
   db.vacuum();
   QuickPool pool(fairness_config(db.url()), 1, {kJobType}, [](JobContext&) { return JobResult::done(); });
   pool.start();
-  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items), std::chrono::minutes(5));
+  const auto elapsed = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(items),
+                                        std::chrono::minutes(5));
   pool.stop();
   const double rate = elapsed ? static_cast<double>(items) / elapsed->count() : 0;
   ctx.progress("fairness: one consumer, dequeue_max 1, drains " + fixed(rate, 0) + " items/s");
   return rate;
 }
 
-LoadRun run_quick(ExperimentContext& ctx, const std::string& load, const std::vector<double>& rates, milliseconds duration) {
+LoadRun run_quick(ExperimentContext& ctx, const std::string& load, const std::vector<double>& rates,
+                  milliseconds duration) {
   const int tenants = static_cast<int>(rates.size());
   ScratchDatabase db(ctx.server_url, "quick_bench_fairness");
   TenantLatencies latencies(tenants);
@@ -210,7 +217,9 @@ LoadRun run_quick(ExperimentContext& ctx, const std::string& load, const std::ve
       },
       [&] {  // the longest zone (the paper's "queue lengths ranged between 1 and 60")
         pqxx::nontransaction session(*monitor);
-        const auto row = session.exec("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM quick.items GROUP BY tenant) z").at(0);
+        const auto row =
+            session.exec("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM quick.items GROUP BY tenant) z")
+                .at(0);
         run.max_zone_length = std::max(run.max_zone_length, row[0].as<long long>());
       });
   run.seconds = std::chrono::duration<double>(duration).count();
@@ -223,7 +232,8 @@ LoadRun run_quick(ExperimentContext& ctx, const std::string& load, const std::ve
     run.selected_per_scan = static_cast<double>(stats.pointers_selected) / scans;
   }
   run.finished = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(run.enqueued),
-                                  std::chrono::minutes(2)).has_value();
+                                  std::chrono::minutes(2))
+                     .has_value();
   run.pointer = pool.total_stats().pointer_pickup_latency;
   pool.stop();
   run.item = latencies.all();
@@ -239,15 +249,16 @@ LoadRun run_quick(ExperimentContext& ctx, const std::string& load, const std::ve
   return run;
 }
 
-LoadRun run_fifo(ExperimentContext& ctx, const std::string& load, const std::vector<double>& rates, milliseconds duration) {
+LoadRun run_fifo(ExperimentContext& ctx, const std::string& load, const std::vector<double>& rates,
+                 milliseconds duration) {
   const int tenants = static_cast<int>(rates.size());
   ScratchDatabase db(ctx.server_url, "quick_bench_fairness");
   auto producer = db.connect();
   create_baseline_schema(*producer);
   TenantLatencies latencies(tenants);
-  BaselinePool pool(BaselinePool::Options{db.url(), 4, 10,
-                                          [&latencies](const ClaimedJob& job) { latencies.record(job.tenant, job.waited); },
-                                          milliseconds(5)});
+  BaselinePool pool(BaselinePool::Options{
+      db.url(), 4, 10, [&latencies](const ClaimedJob& job) { latencies.record(job.tenant, job.waited); },
+      milliseconds(5)});
   LoadRun run;
   run.load = load;
   run.system = "baseline-b10";
@@ -266,7 +277,8 @@ LoadRun run_fifo(ExperimentContext& ctx, const std::string& load, const std::vec
   run.seconds = std::chrono::duration<double>(duration).count();
   run.done_in_run = static_cast<long long>(pool.done());
   run.finished = wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(run.enqueued),
-                                  std::chrono::minutes(2)).has_value();
+                                  std::chrono::minutes(2))
+                     .has_value();
   pool.stop();
   run.item = latencies.all();
   for (int t = 0; t < tenants; ++t) run.per_tenant.push_back(latencies.tenant(t));
@@ -291,13 +303,27 @@ void run_fairness(ExperimentContext& ctx) {
   auto cell = [](double v, bool present) { return present ? fixed(v, 2) : std::string(); };
   for (const auto& run : runs) {
     const bool quick = run.system == "quick-pg";
-    summary.push_back({run.load, run.system, std::to_string(tenants), fixed(total, 1), fixed(run.offered_rate(), 1),
-                       fixed(run.throughput(), 1), std::to_string(run.pointer.count), cell(run.pointer.p50_ms, quick),
-                       cell(run.pointer.p99_ms, quick), cell(run.pointer.p999_ms, quick), cell(run.pointer.max_ms, quick),
-                       std::to_string(run.item.count), fixed(run.item.p50_ms, 2), fixed(run.item.p99_ms, 2),
-                       fixed(run.item.p999_ms, 2), fixed(run.item.max_ms, 2),
-                       quick ? std::to_string(run.max_zone_length) : std::string(), cell(run.scans_per_s, quick),
-                       cell(run.peeked_per_scan, quick), cell(run.selected_per_scan, quick), fixed(run.busiest.p99_ms, 2),
+    summary.push_back({run.load,
+                       run.system,
+                       std::to_string(tenants),
+                       fixed(total, 1),
+                       fixed(run.offered_rate(), 1),
+                       fixed(run.throughput(), 1),
+                       std::to_string(run.pointer.count),
+                       cell(run.pointer.p50_ms, quick),
+                       cell(run.pointer.p99_ms, quick),
+                       cell(run.pointer.p999_ms, quick),
+                       cell(run.pointer.max_ms, quick),
+                       std::to_string(run.item.count),
+                       fixed(run.item.p50_ms, 2),
+                       fixed(run.item.p99_ms, 2),
+                       fixed(run.item.p999_ms, 2),
+                       fixed(run.item.max_ms, 2),
+                       quick ? std::to_string(run.max_zone_length) : std::string(),
+                       cell(run.scans_per_s, quick),
+                       cell(run.peeked_per_scan, quick),
+                       cell(run.selected_per_scan, quick),
+                       fixed(run.busiest.p99_ms, 2),
                        fixed(run.others.p99_ms, 2)});
     const std::string series = quick ? run.load : run.load + "_fifo";
     if (quick) {
@@ -323,31 +349,50 @@ void run_fairness(ExperimentContext& ctx) {
                            : "-"});
   }
   ctx.results->write_csv("fairness.csv",
-                         {"load", "system", "tenants", "target_items_per_s", "offered_items_per_s",
-                          "throughput_items_per_s", "pointer_n", "pointer_p50_ms", "pointer_p99_ms", "pointer_p999_ms",
-                          "pointer_max_ms", "item_n", "item_p50_ms", "item_p99_ms", "item_p999_ms", "item_max_ms",
-                          "max_zone_length", "scans_per_s", "peeked_per_scan", "selected_per_scan",
-                          "busiest10_item_p99_ms", "others_item_p99_ms"},
+                         {"load",
+                          "system",
+                          "tenants",
+                          "target_items_per_s",
+                          "offered_items_per_s",
+                          "throughput_items_per_s",
+                          "pointer_n",
+                          "pointer_p50_ms",
+                          "pointer_p99_ms",
+                          "pointer_p999_ms",
+                          "pointer_max_ms",
+                          "item_n",
+                          "item_p50_ms",
+                          "item_p99_ms",
+                          "item_p999_ms",
+                          "item_max_ms",
+                          "max_zone_length",
+                          "scans_per_s",
+                          "peeked_per_scan",
+                          "selected_per_scan",
+                          "busiest10_item_p99_ms",
+                          "others_item_p99_ms"},
                          summary);
   ctx.results->write_csv("fairness_latency.csv", {"load", "kind", "percentile", "ms"}, latency);
-  ctx.results->write_csv("fairness_tenants.csv", {"load", "tenant", "rate_per_s", "items", "p50_ms", "p99_ms", "max_ms"},
-                         per_tenant);
+  ctx.results->write_csv("fairness_tenants.csv",
+                         {"load", "tenant", "rate_per_s", "items", "p50_ms", "p99_ms", "max_ms"}, per_tenant);
 
   const auto& skewed = runs[1];
   const double top_rate = *std::max_element(skewed.rates.begin(), skewed.rates.end());
   ctx.results->add_section(
       "## Fairness, uniform vs skewed load (paper Figures 5 and 6)\n\n" + std::to_string(tenants) +
-      " tenants enqueue single no-op items (Poisson arrivals) at " + fixed(total, 0) +
-      " items/s in all, " + fixed(kLoadFraction * 100, 0) + "% of what one consumer with `manager.dequeue_max` = 1 drains from a full queue (" +
-      fixed(capacity, 0) + " items/s, measured first); uniform: every tenant " + fixed(total / tenants, 2) +
+      " tenants enqueue single no-op items (Poisson arrivals) at " + fixed(total, 0) + " items/s in all, " +
+      fixed(kLoadFraction * 100, 0) +
+      "% of what one consumer with `manager.dequeue_max` = 1 drains from a full queue (" + fixed(capacity, 0) +
+      " items/s, measured first); uniform: every tenant " + fixed(total / tenants, 2) +
       " items/s; skewed: Pareto rates with alpha = log4(5), the busiest tenant " + fixed(top_rate, 1) + " items/s. " +
       fixed(duration.count() / 1000.0, 0) +
       " s per load, one consumer (defaults but `dequeue_max` = 1). Pointer pickup: a pointer's vesting to its zone's "
       "visit (the consumer's histogram: 4% buckets). Item: enqueue to handler start (exact). Longest zone: the most "
       "items one zone held, sampled every second. The last line runs the skewed load through the FIFO baseline "
       "(4 connections, batch 10, which has capacity to spare at this load).\n\n" +
-      markdown_table({"load", "system", "items/s", "pointer p50 ms", "pointer p99 ms", "pointer p99.9 ms", "item p50 ms",
-                      "item p99 ms", "item p99.9 ms", "10 busiest: item p99 ms", "others: item p99 ms", "longest zone", "scans/s / vested per peek / selected"},
+      markdown_table({"load", "system", "items/s", "pointer p50 ms", "pointer p99 ms", "pointer p99.9 ms",
+                      "item p50 ms", "item p99 ms", "item p99.9 ms", "10 busiest: item p99 ms", "others: item p99 ms",
+                      "longest zone", "scans/s / vested per peek / selected"},
                      table) +
       "\nA zone is visited each time a Scanner selects its pointer, and with `dequeue_max` = 1 a visit takes one "
       "item. The pointer latency is how long a vested zone waits for that: by Little's law about (vested pointers "

@@ -45,8 +45,8 @@ void run_load_sweep(ExperimentContext& ctx) {
   const int tenants = ctx.size(10000, 2000);
   const auto counts = uniform_item_counts(tenants, 1, 4, 42);
   const milliseconds duration = ctx.duration(milliseconds(10000), milliseconds(2000));
-  const std::vector<double> fractions =
-      ctx.quick ? std::vector<double>{0.5, 0.8} : std::vector<double>{0.5, 0.6, 0.7, 0.8, 0.9};
+  const std::vector<double> fractions = ctx.quick ? std::vector<double>{0.5, 0.8}
+                                                  : std::vector<double>{0.5, 0.6, 0.7, 0.8, 0.9};
   constexpr int kBatch = 10;
 
   std::vector<SteadyRun> runs;
@@ -63,26 +63,29 @@ void run_load_sweep(ExperimentContext& ctx) {
     csv.push_back({run.system, fixed(run.load_fraction, 2), fixed(run.drain_rate(), 1), fixed(run.offered_rate(), 1),
                    fixed(run.throughput(), 1), fixed(run.e2e.p50_ms, 2), fixed(run.e2e.p99_ms, 2),
                    fixed(run.e2e.p999_ms, 2), fixed(run.e2e.max_ms, 2), std::to_string(run.backlog_end()),
-                   fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1), fixed(run.steady_cpu.busy_fraction, 3),
-                   fixed(run.steady_cpu_us_per_item(), 2), fixed(run.cpu_needed_fraction(cores), 3)});
+                   fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1),
+                   fixed(run.steady_cpu.busy_fraction, 3), fixed(run.steady_cpu_us_per_item(), 2),
+                   fixed(run.cpu_needed_fraction(cores), 3)});
     table.push_back({run.system, fixed(100 * run.load_fraction, 0) + "%", fixed(run.drain_rate(), 0),
                      fixed(run.offered_rate(), 0), fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
                      std::to_string(run.backlog_end()) + " / " + fixed(run.backlog_bound(), 0),
                      fixed(100 * run.steady_cpu.busy_fraction, 0) + "%", fixed(run.steady_cpu_us_per_item(), 1),
                      fixed(100 * run.cpu_needed_fraction(cores), 0) + "%"});
   }
-  ctx.results->write_csv("load_sweep.csv",
-                         {"system", "load_fraction", "drain_items_per_s", "offered_items_per_s", "throughput_items_per_s",
-                          "e2e_p50_ms", "e2e_p99_ms", "e2e_p999_ms", "e2e_max_ms", "backlog_end", "backlog_bound",
-                          "backlog_growth_per_s", "steady_cpu_busy", "steady_cpu_us_per_item",
-                          "cpu_needed_at_offered_load"},
-                         csv);
+  ctx.results->write_csv(
+      "load_sweep.csv",
+      {"system", "load_fraction", "drain_items_per_s", "offered_items_per_s", "throughput_items_per_s", "e2e_p50_ms",
+       "e2e_p99_ms", "e2e_p999_ms", "e2e_max_ms", "backlog_end", "backlog_bound", "backlog_growth_per_s",
+       "steady_cpu_busy", "steady_cpu_us_per_item", "cpu_needed_at_offered_load"},
+      csv);
   const std::string baseline = "baseline-b" + std::to_string(kBatch);
   ctx.results->add_section(
       "## Load sweep\n\nThe steady state at several loads: " + std::to_string(tenants) +
       " tenants, the paper's uniform load, " + fixed(duration.count() / 1000.0, 0) +
       " s per run, each system at a share of its own drain rate (measured again before each run), quick-pg, "
-      "quick-pg-pull-in-tx, " + baseline + " and " + baseline + "+zone-writes in turn. Same setup as the steady state above. Backlog: items not yet done when the "
+      "quick-pg-pull-in-tx, " +
+      baseline + " and " + baseline +
+      "+zone-writes in turn. Same setup as the steady state above. Backlog: items not yet done when the "
       "producers stopped, against the bound for a system that keeps up (0.5 s of arrivals).\n\n" +
       markdown_table({"system", "load", "drain items/s", "offered items/s", "e2e p50 ms", "e2e p99 ms",
                       "backlog end / bound", "CPU busy", "CPU us per item", "CPU the load needs"},
@@ -91,14 +94,14 @@ void run_load_sweep(ExperimentContext& ctx) {
       highest_load_within_goal(runs, "quick-pg") + "; quick-pg-pull-in-tx " +
       highest_load_within_goal(runs, "quick-pg-pull-in-tx") + "; " + baseline + " " +
       highest_load_within_goal(runs, baseline) + "; " + baseline + "+zone-writes " +
-      highest_load_within_goal(runs, baseline + "+zone-writes") +
-      ".\n\n![load sweep](load_sweep.png)\n");
+      highest_load_within_goal(runs, baseline + "+zone-writes") + ".\n\n![load sweep](load_sweep.png)\n");
 }
 
 }  // namespace
 
 QUICK_BENCH_EXPERIMENT(65, "load_sweep",
-                       "steady state at 50-90% of the drain rate, quick-pg (two producer options) vs baseline b10 (and with zone writes): p99 and CPU",
+                       "steady state at 50-90% of the drain rate, quick-pg (two producer options) vs baseline b10 (and "
+                       "with zone writes): p99 and CPU",
                        run_load_sweep);
 
 }  // namespace quick::bench

@@ -71,7 +71,7 @@ NewItem job_item(const std::string& tenant, const std::string& payload) {
 
 struct Sizes {
   int a_backlog;
-  int b_jobs;         // one every 100 ms
+  int b_jobs;            // one every 100 ms
   milliseconds warm_up;  // consumers run A alone this long before B starts
 };
 
@@ -175,9 +175,9 @@ NoisyRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch) {
   }
   db.exec("VACUUM ANALYZE bench_baseline.jobs");
   Tally tally;
-  BaselinePool pool(BaselinePool::Options{db.url(), kWorkers, batch,
-                                          [&tally](const ClaimedJob& job) { tally.run_job(job.tenant, job.id, job.waited); },
-                                          milliseconds(5)});
+  BaselinePool pool(BaselinePool::Options{
+      db.url(), kWorkers, batch, [&tally](const ClaimedJob& job) { tally.run_job(job.tenant, job.id, job.waited); },
+      milliseconds(5)});
   pool.start();
   auto run = run_window(ctx, "baseline-b" + std::to_string(batch), sizes, tally, [&](int seq) {
     pqxx::work txn(*conn);
@@ -221,9 +221,9 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
 
   const double a_ratio = quick.a_per_second() / base1.a_per_second();
   ctx.results->add_section(
-      "## Noisy neighbour\n\nTenant A starts with a backlog of " + std::to_string(sizes.a_backlog) +
-      " jobs; after " + fixed(static_cast<double>(sizes.warm_up.count()) / 1000.0, 1) +
-      " s, tenant B enqueues one job every 100 ms (" + std::to_string(sizes.b_jobs) +
+      "## Noisy neighbour\n\nTenant A starts with a backlog of " + std::to_string(sizes.a_backlog) + " jobs; after " +
+      fixed(static_cast<double>(sizes.warm_up.count()) / 1000.0, 1) + " s, tenant B enqueues one job every 100 ms (" +
+      std::to_string(sizes.b_jobs) +
       " jobs, one per transaction, on its own connection). Every job sleeps 5 ms, so 4 workers run at most 800 "
       "jobs/s. quick-pg: one consumer, `worker.threads` = 4, all other settings at their defaults (no priorities, "
       "no per-tenant settings). Baseline: 4 worker connections, `ORDER BY priority, run_at ... FOR UPDATE SKIP "
@@ -239,17 +239,18 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
       " s (batch 10) after B's first enqueue. A's throughput is bounded by 800 jobs/s (4 workers x 5 ms); the "
       "baseline's per-job claim and delete transaction (batch 1) costs part of it.\n\n"
       "![noisy neighbour](noisy_neighbour.png)\n");
-  ctx.results->add_target({"noisy_neighbour", "quick-pg B p99 pickup latency (ms)", quick.b.p99_ms, "<= 25 ms",
-                           quick.b.p99_ms <= 25.0});
-  ctx.results->add_target({"noisy_neighbour", "quick-pg A throughput / baseline batch 1", a_ratio, ">= 0.95",
-                           a_ratio >= 0.95});
+  ctx.results->add_target(
+      {"noisy_neighbour", "quick-pg B p99 pickup latency (ms)", quick.b.p99_ms, "<= 25 ms", quick.b.p99_ms <= 25.0});
+  ctx.results->add_target(
+      {"noisy_neighbour", "quick-pg A throughput / baseline batch 1", a_ratio, ">= 0.95", a_ratio >= 0.95});
   ctx.progress("A throughput quick-pg / baseline b10: " + fixed(quick.a_per_second() / base10.a_per_second(), 3));
 }
 
 }  // namespace
 
 QUICK_BENCH_EXPERIMENT(50, "noisy_neighbour",
-                       "tenant A's 20,000-job backlog vs tenant B's job every 100 ms: B's pickup latency, A's throughput",
+                       "tenant A's 20,000-job backlog vs tenant B's job every 100 ms: B's pickup latency, A's "
+                       "throughput",
                        run_noisy_neighbour);
 
 }  // namespace quick::bench

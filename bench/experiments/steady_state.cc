@@ -44,20 +44,36 @@ void run_steady_state(ExperimentContext& ctx) {
   const unsigned cores = std::thread::hardware_concurrency();
 
   std::vector<std::vector<std::string>> summary, latency, backlog, table, cpu_table;
-  const std::vector<double> percentiles{1,  5,  10, 20, 30, 40, 50, 60,   70,   80,    90,
-                                        95, 97, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
+  const std::vector<double> percentiles{1,  5,  10, 20, 30, 40,   50,   60,    70,    80,
+                                        90, 95, 97, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
   for (const auto& run : runs) {
-    summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.drain_items),
-                       fixed(run.drain_s, 3), fixed(run.drain_rate(), 1), fixed(run.target_rate, 1),
-                       fixed(run.offered_rate(), 1), fixed(run.throughput(), 1), std::to_string(run.e2e.count),
-                       fixed(run.e2e.p50_ms, 2), fixed(run.e2e.p99_ms, 2), fixed(run.e2e.p999_ms, 2),
-                       fixed(run.e2e.max_ms, 2), std::to_string(run.backlog_start()), std::to_string(run.backlog_end()),
-                       fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1), fixed(run.finish_s, 3),
-                       fixed(run.drain_cpu.busy_fraction, 3), fixed(run.drain_cpu_us_per_item(), 2),
-                       fixed(run.steady_cpu.busy_fraction, 3), fixed(run.steady_cpu_us_per_item(), 2),
-                       fixed(run.cpu_needed_fraction(cores), 3), fixed(run.drain_client_us_per_item(), 2),
+    summary.push_back({run.system,
+                       std::to_string(run.connections),
+                       std::to_string(run.drain_items),
+                       fixed(run.drain_s, 3),
+                       fixed(run.drain_rate(), 1),
+                       fixed(run.target_rate, 1),
+                       fixed(run.offered_rate(), 1),
+                       fixed(run.throughput(), 1),
+                       std::to_string(run.e2e.count),
+                       fixed(run.e2e.p50_ms, 2),
+                       fixed(run.e2e.p99_ms, 2),
+                       fixed(run.e2e.p999_ms, 2),
+                       fixed(run.e2e.max_ms, 2),
+                       std::to_string(run.backlog_start()),
+                       std::to_string(run.backlog_end()),
+                       fixed(run.backlog_bound(), 0),
+                       fixed(run.backlog_growth(), 1),
+                       fixed(run.finish_s, 3),
+                       fixed(run.drain_cpu.busy_fraction, 3),
+                       fixed(run.drain_cpu_us_per_item(), 2),
+                       fixed(run.steady_cpu.busy_fraction, 3),
+                       fixed(run.steady_cpu_us_per_item(), 2),
+                       fixed(run.cpu_needed_fraction(cores), 3),
+                       fixed(run.drain_client_us_per_item(), 2),
                        fixed(run.steady_client_us_per_item(), 2)});
-    for (double p : percentiles) latency.push_back({run.system, fixed(p, 2), fixed(percentile_of(run.e2e_sorted_ms, p), 3)});
+    for (double p : percentiles)
+      latency.push_back({run.system, fixed(p, 2), fixed(percentile_of(run.e2e_sorted_ms, p), 3)});
     for (const auto& s : run.backlog) {
       backlog.push_back({run.system, fixed(s.t_s, 2), std::to_string(s.enqueued), std::to_string(s.done),
                          std::to_string(s.enqueued - s.done)});
@@ -67,17 +83,38 @@ void run_steady_state(ExperimentContext& ctx) {
                      fixed(run.e2e.p99_ms, 1), fixed(run.e2e.p999_ms, 1), fixed(run.e2e.max_ms, 1),
                      std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()),
                      fixed(run.backlog_growth(), 0)});
-    cpu_table.push_back({run.system, fixed(100 * run.drain_cpu.busy_fraction, 0) + "%", fixed(run.drain_cpu_us_per_item(), 1),
-                         fixed(run.drain_client_us_per_item(), 1), fixed(100 * run.steady_cpu.busy_fraction, 0) + "%",
-                         fixed(run.steady_cpu_us_per_item(), 1), fixed(run.steady_client_us_per_item(), 1),
+    cpu_table.push_back({run.system, fixed(100 * run.drain_cpu.busy_fraction, 0) + "%",
+                         fixed(run.drain_cpu_us_per_item(), 1), fixed(run.drain_client_us_per_item(), 1),
+                         fixed(100 * run.steady_cpu.busy_fraction, 0) + "%", fixed(run.steady_cpu_us_per_item(), 1),
+                         fixed(run.steady_client_us_per_item(), 1),
                          fixed(100 * run.cpu_needed_fraction(cores), 0) + "%"});
   }
   ctx.results->write_csv("steady_state.csv",
-                         {"system", "connections", "drain_items", "drain_s", "drain_items_per_s", "target_items_per_s",
-                          "offered_items_per_s", "throughput_items_per_s", "e2e_n", "e2e_p50_ms", "e2e_p99_ms",
-                          "e2e_p999_ms", "e2e_max_ms", "backlog_start", "backlog_end", "backlog_bound", "backlog_growth_per_s", "finish_s",
-                          "drain_cpu_busy", "drain_cpu_us_per_item", "steady_cpu_busy", "steady_cpu_us_per_item",
-                          "cpu_needed_at_offered_load", "drain_client_cpu_us_per_item", "steady_client_cpu_us_per_item"},
+                         {"system",
+                          "connections",
+                          "drain_items",
+                          "drain_s",
+                          "drain_items_per_s",
+                          "target_items_per_s",
+                          "offered_items_per_s",
+                          "throughput_items_per_s",
+                          "e2e_n",
+                          "e2e_p50_ms",
+                          "e2e_p99_ms",
+                          "e2e_p999_ms",
+                          "e2e_max_ms",
+                          "backlog_start",
+                          "backlog_end",
+                          "backlog_bound",
+                          "backlog_growth_per_s",
+                          "finish_s",
+                          "drain_cpu_busy",
+                          "drain_cpu_us_per_item",
+                          "steady_cpu_busy",
+                          "steady_cpu_us_per_item",
+                          "cpu_needed_at_offered_load",
+                          "drain_client_cpu_us_per_item",
+                          "steady_client_cpu_us_per_item"},
                          summary);
   ctx.results->write_csv("steady_state_latency.csv", {"system", "percentile", "ms"}, latency);
   ctx.results->write_csv("steady_state_backlog.csv", {"system", "t_s", "enqueued", "done", "backlog"}, backlog);
@@ -87,8 +124,10 @@ void run_steady_state(ExperimentContext& ctx) {
       " tenants; each enqueue puts 1-4 no-op items into a tenant chosen at random (the paper's uniform load). " +
       std::to_string(kSteadyProducers) +
       " producer threads follow a fixed schedule and commit every 5 ms the enqueues due by then in one "
-      "transaction (one commit per enqueue would cap the load at this machine's commit rate). Each system first drains a pre-filled queue of the same shape "
-      "(its drain rate), then runs at 80% of that rate for " + fixed(duration.count() / 1000.0, 0) +
+      "transaction (one commit per enqueue would cap the load at this machine's commit rate). Each system first drains "
+      "a pre-filled queue of the same shape "
+      "(its drain rate), then runs at 80% of that rate for " +
+      fixed(duration.count() / 1000.0, 0) +
       " s with the same consumers. quick-pg: one consumer, 4 connections (Scanner, 2 "
       "Managers, writer) and 4 Workers, otherwise library defaults; quick-pg-pull-in-tx: the same, with producers "
       "that set `EnqueueOptions::pull_in_transaction` (they commit within 5 ms, so holding a parked zone's "
@@ -96,7 +135,8 @@ void run_steady_state(ExperimentContext& ctx) {
       "commit); baseline: 4 worker connections; baseline-b10+zone-writes: the batch-10 baseline whose producers "
       "also make the writes QuiCK's design adds to an enqueue (each job also enters an index in its tenant's "
       "order, and each tenant of a transaction has a pointer row that the enqueue locks FOR KEY SHARE and moves "
-      "to vest now, as an enqueue into a parked zone does), its consumers unchanged. End-to-end latency: enqueue (vesting) to handler start, for every item enqueued during the "
+      "to vest now, as an enqueue into a parked zone does), its consumers unchanged. End-to-end latency: enqueue "
+      "(vesting) to handler start, for every item enqueued during the "
       "run (after the producers stop, the run waits for the last one). Backlog: items committed by the producers "
       "and not yet done, at the start and at the end of the run, and its growth over the second half (least "
       "squares).\n\n" +
@@ -109,7 +149,8 @@ void run_steady_state(ExperimentContext& ctx) {
       "(vested pointers per peek) / (scans per second x selected per scan). A randomly selecting Scanner takes "
       "`selection_frac` (2%) of the vested pointers it peeks, so when zones become ready faster than the Scanners "
       "peek, the vested set, and with it the wait, grows until that fraction keeps up with the arrivals. "
-      "quick-pg during the run: " + quick.consumer_note + "; quick-pg-pull-in-tx: " + quick_pulling.consumer_note +
+      "quick-pg during the run: " +
+      quick.consumer_note + "; quick-pg-pull-in-tx: " + quick_pulling.consumer_note +
       ".\n\nProcessor time, this whole machine (" + std::to_string(cores) +
       " cores; producers, consumers and, when local, the server): how busy the drain kept it and what a drained "
       "item cost; how busy the steady phase kept it and what an item cost there (enqueueing it and running it); "
@@ -118,9 +159,8 @@ void run_steady_state(ExperimentContext& ctx) {
       "100%, no consumer setting can keep the backlog flat on this machine. \"Client\": the part of an item's "
       "cost spent in this benchmark's own process (producers, the consumer library, its Workers); the rest is "
       "the server's.\n\n" +
-      markdown_table({"system", "CPU busy, draining", "CPU us per drained item", "of which client",
-                      "CPU busy, steady", "CPU us per item, steady", "of which client",
-                      "CPU needed at the offered load"},
+      markdown_table({"system", "CPU busy, draining", "CPU us per drained item", "of which client", "CPU busy, steady",
+                      "CPU us per item, steady", "of which client", "CPU needed at the offered load"},
                      cpu_table) +
       "\n![steady state latency](steady_state_latency.png)\n"
       "![steady state backlog](steady_state_backlog.png)\n");
@@ -128,7 +168,8 @@ void run_steady_state(ExperimentContext& ctx) {
                            quick.e2e.p99_ms <= 50.0});
   ctx.results->add_target({"steady_state", "quick-pg e2e p99 at 80%, producers pulling in their transactions (ms)",
                            quick_pulling.e2e.p99_ms, "<= 50 ms", quick_pulling.e2e.p99_ms <= 50.0});
-  ctx.results->add_target({"steady_state", "quick-pg backlog at the end (items)", static_cast<double>(quick.backlog_end()),
+  ctx.results->add_target({"steady_state", "quick-pg backlog at the end (items)",
+                           static_cast<double>(quick.backlog_end()),
                            "<= 0.5 s of arrivals (" + fixed(quick.backlog_bound(), 0) + " items)",
                            static_cast<double>(quick.backlog_end()) <= quick.backlog_bound()});
 }

@@ -70,7 +70,8 @@ Percentiles measure_peek(ScratchDatabase& db, int calls, long long& rows) {
   auto conn = db.connect();
   conn->prepare("peek", "SELECT tenant, vesting_time FROM quick.peek_pointers($1)");
   pqxx::nontransaction session(*conn);
-  for (int i = 0; i < 20; ++i) rows = static_cast<long long>(session.exec_prepared("peek", kPeekMax).size());  // warm-up
+  for (int i = 0; i < 20; ++i)
+    rows = static_cast<long long>(session.exec_prepared("peek", kPeekMax).size());  // warm-up
   LatencyRecorder latency;
   for (int i = 0; i < calls; ++i) {
     const auto start = Clock::now();
@@ -175,7 +176,8 @@ ScalePoint measure(ExperimentContext& ctx, int tenants) {
   db.vacuum();
   point.setup_seconds = std::chrono::duration<double>(Clock::now() - setup_start).count();
   point.peek = measure_peek(db, ctx.size(500, 100), point.peek_rows);
-  point.enqueue_per_s = measure_enqueue_rate(db, tenants, ctx.duration(std::chrono::seconds(5), std::chrono::seconds(1)));
+  point.enqueue_per_s = measure_enqueue_rate(db, tenants,
+                                             ctx.duration(std::chrono::seconds(5), std::chrono::seconds(1)));
   measure_consumer_memory(db.url(), ctx.duration(std::chrono::seconds(5), std::chrono::seconds(2)), point);
   ctx.progress(std::to_string(tenants) + " tenants (setup " + fixed(point.setup_seconds, 1) + " s): peek p50 " +
                fixed(point.peek.p50_ms, 2) + " ms, enqueue " + fixed(point.enqueue_per_s, 0) + "/s, consumer " +
@@ -204,13 +206,17 @@ void run_tenant_scale(ExperimentContext& ctx) {
                          csv);
   ctx.results->add_section(
       "## Tenant scale\n\nEach tenant has one queued item (so one pointer), created with `quick::enqueue_batch_in`, "
-      "10,000 per transaction, then VACUUM ANALYZE. Peek: `SELECT * FROM quick.peek_pointers(" + std::to_string(kPeekMax) +
+      "10,000 per transaction, then VACUUM ANALYZE. Peek: `SELECT * FROM quick.peek_pointers(" +
+      std::to_string(kPeekMax) +
       ")`, prepared, autocommit, client round trip included. Enqueue: `quick::enqueue_in`, one item per transaction "
-      "into random existing tenants, " + std::to_string(kEnqueueClients) + " clients. Consumer memory: one consumer "
+      "into random existing tenants, " +
+      std::to_string(kEnqueueClients) +
+      " clients. Consumer memory: one consumer "
       "(library defaults) in a forked child process: peak VmRSS while it runs over the queue for " +
       fixed(std::chrono::duration<double>(ctx.duration(std::chrono::seconds(5), std::chrono::seconds(2))).count(), 0) +
       " s, minus its VmRSS before it started (after malloc_trim).\n\n" +
-      markdown_table({"tenants", "peek p50 ms", "peek p99 ms", "enqueue/s", "consumer MiB", "items consumed", "setup s"}, table) +
+      markdown_table(
+          {"tenants", "peek p50 ms", "peek p99 ms", "enqueue/s", "consumer MiB", "items consumed", "setup s"}, table) +
       "\n![tenant scale](tenant_scale.png)\n");
   const auto& small = points.front();
   const auto& large = points.back();
@@ -218,13 +224,14 @@ void run_tenant_scale(ExperimentContext& ctx) {
   const double peek_ratio = large.peek.p50_ms / small.peek.p50_ms;
   ctx.results->add_target({"tenant_scale", "peek p50, " + versus, peek_ratio, "<= 2", peek_ratio <= 2});
   const double memory_ratio = large.consumer_mib() / std::max(0.1, small.consumer_mib());
-  ctx.results->add_target({"tenant_scale", "consumer memory, " + versus, memory_ratio, "<= 1.25 (no growth)",
-                           memory_ratio <= 1.25});
+  ctx.results->add_target(
+      {"tenant_scale", "consumer memory, " + versus, memory_ratio, "<= 1.25 (no growth)", memory_ratio <= 1.25});
 }
 
 }  // namespace
 
-QUICK_BENCH_EXPERIMENT(60, "tenant_scale", "1k/100k/1M tenants with pointers: peek latency, enqueue rate, consumer memory",
+QUICK_BENCH_EXPERIMENT(60, "tenant_scale",
+                       "1k/100k/1M tenants with pointers: peek latency, enqueue rate, consumer memory",
                        run_tenant_scale);
 
 }  // namespace quick::bench

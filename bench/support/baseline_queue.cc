@@ -22,7 +22,8 @@ constexpr const char* kInsert =
 // moves only parked ones: in the steady state that is 85-90% of enqueues. The count in the last
 // line makes `locked` an InitPlan, run (every lock taken) before the insert reads a row.
 constexpr const char* kInsertWithZoneWrites =
-    "WITH input AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::integer[], $3::jsonb[]) AS j(tenant, priority, payload)),"
+    "WITH input AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::integer[], $3::jsonb[]) AS j(tenant, priority, "
+    "payload)),"
     " locked AS MATERIALIZED ("
     "   SELECT z.tenant FROM (SELECT DISTINCT i.tenant FROM input i ORDER BY 1) t"
     "   CROSS JOIN LATERAL (SELECT z.tenant FROM bench_baseline.zones z WHERE z.tenant = t.tenant FOR KEY SHARE) z),"
@@ -127,9 +128,10 @@ void BaselinePool::run_worker() {
       const auto claimed_at = std::chrono::steady_clock::now();
       std::string ids = "{";
       for (const auto& row : claimed) {
-        ClaimedJob job{row[0].as<std::int64_t>(), row[1].as<std::string>(),
-                       std::chrono::microseconds(row[2].as<std::int64_t>()) +
-                           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - claimed_at)};
+        ClaimedJob job{
+            row[0].as<std::int64_t>(), row[1].as<std::string>(),
+            std::chrono::microseconds(row[2].as<std::int64_t>()) +
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - claimed_at)};
         if (options_.handler) options_.handler(job);
         if (ids.size() > 1) ids += ',';
         ids += std::to_string(job.id);

@@ -52,8 +52,8 @@ class BaselinePool {
  public:
   struct Options {
     std::string url;
-    int connections = 4;  // worker threads, one connection each
-    int batch = 1;        // LIMIT n
+    int connections = 4;                             // worker threads, one connection each
+    int batch = 1;                                   // LIMIT n
     std::function<void(const ClaimedJob&)> handler;  // runs inside the claiming transaction
     std::chrono::milliseconds idle_poll{5};          // sleep after an empty claim
   };

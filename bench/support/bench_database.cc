@@ -39,8 +39,6 @@ pqxx::result ScratchDatabase::exec(const std::string& sql) const {
   return session.exec(sql);
 }
 
-void ScratchDatabase::vacuum() const {
-  exec("VACUUM ANALYZE quick.items, quick.pointers, quick.pointer_pulls");
-}
+void ScratchDatabase::vacuum() const { exec("VACUUM ANALYZE quick.items, quick.pointers, quick.pointer_pulls"); }
 
 }  // namespace quick::bench

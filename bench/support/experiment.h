@@ -40,9 +40,9 @@ bool register_experiment(Experiment experiment);
 
 // In an experiment's .cc file, at namespace scope:
 //   QUICK_BENCH_EXPERIMENT(20, "many_tenants", "drain ...", run_many_tenants);
-#define QUICK_BENCH_EXPERIMENT(order, name, description, function) \
-  static const bool quick_bench_registered_##function =            \
-      ::quick::bench::register_experiment({order, name, description, function})
+#define QUICK_BENCH_EXPERIMENT(order, name, description, function)                           \
+  static const bool quick_bench_registered_##function = ::quick::bench::register_experiment( \
+      {order, name, description, function})
 
 // The consumer settings every experiment starts from: the library defaults plus short polling
 // intervals suited to a benchmark; experiments override what they study.

@@ -38,7 +38,8 @@ CpuUse cpu_use_between(const CpuTicks& before, const CpuTicks& after) {
   CpuUse use;
   if (after.total <= before.total || after.busy < before.busy) return use;
   const long ticks_per_second = sysconf(_SC_CLK_TCK);
-  use.busy_core_seconds = static_cast<double>(after.busy - before.busy) / static_cast<double>(ticks_per_second > 0 ? ticks_per_second : 100);
+  use.busy_core_seconds = static_cast<double>(after.busy - before.busy) /
+                          static_cast<double>(ticks_per_second > 0 ? ticks_per_second : 100);
   use.busy_fraction = static_cast<double>(after.busy - before.busy) / static_cast<double>(after.total - before.total);
   return use;
 }
@@ -46,7 +47,9 @@ CpuUse cpu_use_between(const CpuTicks& before, const CpuTicks& after) {
 double own_cpu_seconds() {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 

@@ -19,7 +19,7 @@ class QuickPool {
 
   void start();
   void stop();
-  std::uint64_t done() const;       // items completed, all consumers
+  std::uint64_t done() const;         // items completed, all consumers
   ConsumerStats total_stats() const;  // counters summed (latency summaries: first consumer's)
   const std::vector<std::unique_ptr<Consumer>>& consumers() const { return consumers_; }
 

@@ -72,13 +72,15 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   db.vacuum();
   const CpuMeter drain_meter;
   system.start();
-  const auto drained = wait_until_count(system.done, static_cast<std::uint64_t>(run.drain_items), std::chrono::minutes(5));
+  const auto drained = wait_until_count(system.done, static_cast<std::uint64_t>(run.drain_items),
+                                        std::chrono::minutes(5));
   run.drain_cpu = drain_meter.finish();
   run.drain_s = drained ? drained->count() : 0;
   run.load_fraction = load_fraction;
   run.target_rate = load_fraction * run.drain_rate();
   ctx.progress(system.name + ": drain " + fixed(run.drain_rate(), 0) + " items/s; producing " +
-               fixed(run.target_rate, 0) + " items/s (" + fixed(100 * load_fraction, 0) + "%) for " + fixed(duration.count() / 1000.0, 0) + " s");
+               fixed(run.target_rate, 0) + " items/s (" + fixed(100 * load_fraction, 0) + "%) for " +
+               fixed(duration.count() / 1000.0, 0) + " s");
 
   // Producers: each thread owns an equal share of the enqueue rate. Every tick it commits, in
   // one transaction, the enqueues that have come due since its last commit (open loop: a slow
@@ -156,8 +158,8 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   ctx.progress(system.name + ": machine CPU busy " + fixed(100 * run.drain_cpu.busy_fraction, 0) + "% draining (" +
                fixed(run.drain_cpu_us_per_item(), 1) + " us/item, client " + fixed(run.drain_client_us_per_item(), 1) +
                "), " + fixed(100 * run.steady_cpu.busy_fraction, 0) + "% producing and consuming (" +
-               fixed(run.steady_cpu_us_per_item(), 1) + " us/item, client " + fixed(run.steady_client_us_per_item(), 1) +
-               "); the offered load needs " +
+               fixed(run.steady_cpu_us_per_item(), 1) + " us/item, client " +
+               fixed(run.steady_client_us_per_item(), 1) + "); the offered load needs " +
                fixed(100 * run.cpu_needed_fraction(cores), 0) + "% of " + std::to_string(cores) + " cores");
   return run;
 }
@@ -168,7 +170,7 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
                            double load_fraction, bool pull_in_transaction) {
   ScratchDatabase db(ctx.server_url, "quick_bench_steady");
   ConsumerConfig config = bench_consumer_config(db.url());  // library defaults, but 4 connections:
-  config.manager.threads = 2;  // Scanner, 2 Managers, writer
+  config.manager.threads = 2;                               // Scanner, 2 Managers, writer
   config.worker.threads = 4;
   constexpr int kConsumers = 1;
   LatencyRecorder e2e;
@@ -237,7 +239,8 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
   system.done = [&] { return pool.done(); };
   system.enqueue = [zone_writes](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<BaselineJob> jobs;
-    for (const auto& e : batch) jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, "{}", 0});
+    for (const auto& e : batch)
+      jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, "{}", 0});
     pqxx::work txn(conn);
     if (zone_writes) enqueue_baseline_with_zone_writes(txn, jobs);
     else enqueue_baseline(txn, jobs);

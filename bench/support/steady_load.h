@@ -44,12 +44,12 @@ struct SteadyRun {
   int connections = 0;
   long long drain_items = 0;
   double drain_s = 0;
-  double load_fraction = 0;  // of the drain rate, asked of the producers
-  double target_rate = 0;   // items/s asked of the producers
-  double seconds = 0;       // producers' run
-  long long enqueued = 0;   // items committed by the producers
+  double load_fraction = 0;   // of the drain rate, asked of the producers
+  double target_rate = 0;     // items/s asked of the producers
+  double seconds = 0;         // producers' run
+  long long enqueued = 0;     // items committed by the producers
   long long done_in_run = 0;  // items done while the producers ran
-  double finish_s = 0;      // after the producers stopped, until the last item ran
+  double finish_s = 0;        // after the producers stopped, until the last item ran
   Percentiles e2e;
   std::vector<double> e2e_sorted_ms;
   std::vector<BacklogSample> backlog;

@@ -36,12 +36,12 @@ struct DatabaseConfig {
 
 // Algorithm 1: the Scanner.
 struct ScannerConfig {
-  int peek_max = 1000;           // max vested pointers read per peek. 1..100000. Default 1000.
+  int peek_max = 1000;  // max vested pointers read per peek. 1..100000. Default 1000.
   // Fraction of the peeked pointers selected, uniformly at random: each scan selects
   // ceil(peeked x selection_frac) of them, at most selection_max. Smaller means less contention
   // between consumers but higher latency (paper, Figure 7). Range (0, 1]. Default 0.02.
   double selection_frac = 0.02;
-  int selection_max = 2000;      // max pointers selected per peek. >= 1. Default 2000.
+  int selection_max = 2000;  // max pointers selected per peek. >= 1. Default 2000.
   // Pointers selected in one database before the Scanner moves on to the next database of its
   // round. Range >= 1. Default 10000.
   int processing_bound = 10000;
@@ -102,7 +102,7 @@ struct ManagerConfig {
 
 // Algorithm 3: the Workers.
 struct WorkerConfig {
-  int threads = 8;                     // Worker threads (handlers run at once). 1..1024. Default 8.
+  int threads = 8;  // Worker threads (handlers run at once). 1..1024. Default 8.
   // Item lease; extended while the handler runs. A dead consumer's items run again after this
   // long. Range 1s..24h. Default 30s.
   Millis item_lease_duration{30000};
@@ -118,7 +118,7 @@ struct WorkerConfig {
   // own transaction are written in batches: a batch is written once its oldest result has waited
   // this long, or as soon as it holds ack_batch_max results. Range 1ms..10s. Default 5ms.
   Millis ack_interval{5};
-  int ack_batch_max = 1000;   // max results per acknowledgment statement. 1..100000. Default 1000.
+  int ack_batch_max = 1000;  // max results per acknowledgment statement. 1..100000. Default 1000.
 };
 
 enum class PermanentFailureAction {
@@ -136,8 +136,8 @@ struct RetryPolicy {
   int max_attempts = 25;
   // An item still failing this long after its enqueue is given up. >= 0; 0 = never. Default 0.
   Millis give_up_after{0};
-  Millis backoff_base{1000};    // first retry delay, doubled per failure. 1ms..24h. Default 1s.
-  Millis backoff_max{600000};   // cap on the retry delay. >= backoff_base. Default 10min.
+  Millis backoff_base{1000};   // first retry delay, doubled per failure. 1ms..24h. Default 1s.
+  Millis backoff_max{600000};  // cap on the retry delay. >= backoff_base. Default 10min.
   // Each retry delay is varied at random by up to +- this fraction, so that failed items do not
   // retry in lockstep. Range 0..1. Default 0.2.
   double backoff_jitter = 0.2;

@@ -45,7 +45,7 @@ struct EnqueueResult {
   // The new item, or the existing one when duplicate (0 in the rare case that the existing item
   // was completed between the conflict and its lookup).
   std::int64_t item_id = 0;
-  bool duplicate = false;    // client_item_id named an item that is still queued
+  bool duplicate = false;  // client_item_id named an item that is still queued
 };
 
 // An item as stored in its zone.
@@ -54,10 +54,10 @@ struct Item {
   std::string tenant;
   std::string job_type;
   int priority = 0;
-  DbTime vesting_time;                    // for a leased item: when the lease runs out
-  std::optional<std::string> lease_id;    // set while (or since) the item was leased
-  int error_count = 0;                    // failed attempts recorded so far (>= 0)
-  std::string payload;                    // JSON text
+  DbTime vesting_time;                  // for a leased item: when the lease runs out
+  std::optional<std::string> lease_id;  // set while (or since) the item was leased
+  int error_count = 0;                  // failed attempts recorded so far (>= 0)
+  std::string payload;                  // JSON text
   DbTime enqueued_at;
   std::optional<std::string> client_item_id;
   std::optional<std::string> last_error;  // message recorded by the last requeue, if any

@@ -23,8 +23,8 @@
 namespace quick {
 
 struct MigrationReport {
-  int version_before = 0;       // 0 when the quick schema did not exist
-  int version_after = 0;        // latest_schema_version() after a successful run
+  int version_before = 0;            // 0 when the quick schema did not exist
+  int version_after = 0;             // latest_schema_version() after a successful run
   std::vector<std::string> applied;  // "0004_baseline", ... in order; empty when up to date
 };
 

@@ -57,8 +57,8 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
 // Enqueues several items in one statement in `txn`: all or none. Results are in input order. An
 // empty `items` runs no statement. No count limit is checked. Throws InvalidArgument for the
 // first invalid item ("item <1-based position>: ...") before any statement runs.
-std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
-                                            const std::vector<NewItem>& items, const EnqueueOptions& options = {});
+std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
+                                            const EnqueueOptions& options = {});
 
 // Throws InvalidArgument naming the first field of `item` that the SQL API or Postgres would
 // reject (empty/over-long/NUL-containing/non-UTF-8 text, negative delay, invalid JSON, "\u0000"

@@ -22,50 +22,50 @@ struct LatencySummary {
 
 struct ConsumerStats {
   // Scanner
-  std::uint64_t scans = 0;               // peeks issued
-  std::uint64_t pointers_peeked = 0;     // sum of peek sizes
-  std::uint64_t pointers_selected = 0;   // handed to Managers
-  std::uint64_t in_order_scans = 0;      // scans done as the in-order Scanner
-  std::uint64_t pulls_applied = 0;       // parked pointers pulled earlier
+  std::uint64_t scans = 0;                    // peeks issued
+  std::uint64_t pointers_peeked = 0;          // sum of peek sizes
+  std::uint64_t pointers_selected = 0;        // handed to Managers
+  std::uint64_t in_order_scans = 0;           // scans done as the in-order Scanner
+  std::uint64_t pulls_applied = 0;            // parked pointers pulled earlier
   std::uint64_t pointers_left_to_owners = 0;  // vested, left to their owners (partition_grace)
   // Managers
-  std::uint64_t visits = 0;                // Manager visits done (one statement each)
-  std::uint64_t pointer_lease_attempts = 0;  // zones in those visits
-  std::uint64_t pointer_leases_won = 0;      // zones visited
-  std::uint64_t pointer_leases_lost = 0;  // conflicts (another consumer had it), of which:
+  std::uint64_t visits = 0;                        // Manager visits done (one statement each)
+  std::uint64_t pointer_lease_attempts = 0;        // zones in those visits
+  std::uint64_t pointer_leases_won = 0;            // zones visited
+  std::uint64_t pointer_leases_lost = 0;           // conflicts (another consumer had it), of which:
   std::uint64_t pointer_conflicts_locked = 0;      //   another consumer was visiting the zone
   std::uint64_t pointer_conflicts_not_vested = 0;  //   requeued by another since the peek
   std::uint64_t pointer_conflicts_gone = 0;        //   the pointer had been garbage-collected
   std::uint64_t pointers_requeued = 0;
   std::uint64_t pointers_parked = 0;
-  std::uint64_t pointers_collected = 0;   // garbage-collected
+  std::uint64_t pointers_collected = 0;  // garbage-collected
   std::uint64_t pointers_released_busy = 0;
   std::uint64_t items_dequeued = 0;
-  std::uint64_t items_throttled = 0;      // released because their type was at max_in_flight
+  std::uint64_t items_throttled = 0;  // released because their type was at max_in_flight
   // Workers
   std::uint64_t items_done = 0;
-  std::uint64_t items_retried = 0;        // requeued with backoff
+  std::uint64_t items_retried = 0;  // requeued with backoff
   std::uint64_t items_inline_retries = 0;
-  std::uint64_t items_dead = 0;           // moved to quick.dead_items or deleted
-  std::uint64_t items_lease_lost = 0;     // completion refused: someone else holds the item
-  std::uint64_t items_released = 0;       // given back unprocessed (stop, throttle)
+  std::uint64_t items_dead = 0;             // moved to quick.dead_items or deleted
+  std::uint64_t items_lease_lost = 0;       // completion refused: someone else holds the item
+  std::uint64_t items_released = 0;         // given back unprocessed (stop, throttle)
   std::uint64_t items_execution_bound = 0;  // handlers stopped by their execution bound
-  std::uint64_t lease_extensions = 0;     // item leases extended
+  std::uint64_t lease_extensions = 0;       // item leases extended
   std::uint64_t handler_exceptions = 0;
   // Errors of background loops (all retried)
   std::uint64_t database_errors = 0;
   std::uint64_t reconnects = 0;
   std::uint64_t in_doubt_commits = 0;
   // Latencies
-  LatencySummary pickup_latency;    // enqueue (or vesting, if later) -> handler start
+  LatencySummary pickup_latency;          // enqueue (or vesting, if later) -> handler start
   LatencySummary pointer_pickup_latency;  // a pointer's vesting -> its zone's visit
-  LatencySummary handler_duration;  // handler start -> end, in-line retries included
+  LatencySummary handler_duration;        // handler start -> end, in-line retries included
   // Now (for live_consumers and pointers_per_visit: the largest value over its databases;
   // live_consumers stays 1 when scanner.partition_grace is 0)
-  std::uint64_t items_buffered = 0;   // waiting for a Worker
-  std::uint64_t items_running = 0;    // handlers running
-  bool in_order_role = false;         // holds the in-order role for at least one database
-  std::uint64_t live_consumers = 1;   // consumers sharing its tenants, itself included (max)
+  std::uint64_t items_buffered = 0;      // waiting for a Worker
+  std::uint64_t items_running = 0;       // handlers running
+  bool in_order_role = false;            // holds the in-order role for at least one database
+  std::uint64_t live_consumers = 1;      // consumers sharing its tenants, itself included (max)
   std::uint64_t pointers_per_visit = 0;  // zones per visit now (max; 0 before its first scan)
 
   std::string to_string() const;  // one line per group, for logs and `quick worker`

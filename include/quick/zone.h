@@ -39,19 +39,17 @@ struct PeekOptions {
 };
 
 // Vested items of `tenant`, in (priority, vesting_time) order. Does not lease them.
-std::vector<Item> peek_in(pqxx::transaction_base& txn, const std::string& tenant,
-                          const PeekOptions& options = {});
+std::vector<Item> peek_in(pqxx::transaction_base& txn, const std::string& tenant, const PeekOptions& options = {});
 
 struct DequeueOptions {
-  int max_items = 1;                                      // max items leased. >= 1. Default 1.
-  std::chrono::milliseconds lease_duration{30'000};       // lease length, ms. >= 1. Default 30s.
-  std::optional<std::string> job_type;                    // only items of this type. Default: any.
+  int max_items = 1;                                 // max items leased. >= 1. Default 1.
+  std::chrono::milliseconds lease_duration{30'000};  // lease length, ms. >= 1. Default 30s.
+  std::optional<std::string> job_type;               // only items of this type. Default: any.
 };
 
 // Peek and lease in one statement. Items locked by concurrent dequeuers are skipped, never
 // waited for. Each returned item carries its new lease_id and its lease expiry as vesting_time.
-std::vector<Item> dequeue_in(pqxx::transaction_base& txn, const std::string& tenant,
-                             const DequeueOptions& options);
+std::vector<Item> dequeue_in(pqxx::transaction_base& txn, const std::string& tenant, const DequeueOptions& options);
 
 struct LeaseResult {
   Outcome outcome = Outcome::kItemGone;
@@ -71,8 +69,8 @@ struct ExtendResult {
 // Extends a lease: it now runs out `lease_duration` (ms, >= 1) after this statement, whatever
 // was left of it. Succeeds while `lease_id` is still the item's lease: the lease is live, or it
 // ran out and nobody leased the item since.
-ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                             const std::string& lease_id, std::chrono::milliseconds lease_duration);
+ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id,
+                             std::chrono::milliseconds lease_duration);
 
 // Deletes a processed item; only the holder of `lease_id` succeeds.
 Outcome complete_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id);
@@ -84,15 +82,12 @@ Outcome cancel_in(pqxx::transaction_base& txn, std::int64_t item_id);
 // by one, `error` (if any) is recorded as last_error (else the previous one stays), and the lease
 // is released. With a lease id only the holder succeeds; without one (an operator's retry) it
 // applies whatever the lease.
-Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                   const std::optional<std::string>& lease_id,
-                   std::chrono::milliseconds vesting_delay,
-                   const std::optional<std::string>& error = std::nullopt);
+Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::optional<std::string>& lease_id,
+                   std::chrono::milliseconds vesting_delay, const std::optional<std::string>& error = std::nullopt);
 
 // Gives a lease back without counting an error; the item vests again after `vesting_delay`
 // (ms, >= 0; default 0: at once).
-Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                         const std::string& lease_id,
+Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id,
                          std::chrono::milliseconds vesting_delay = std::chrono::milliseconds{0});
 
 }  // namespace quick

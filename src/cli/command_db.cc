@@ -20,11 +20,11 @@ local_postgres::LocalCluster cluster_for(const DbOptions& options) {
 
 void add_db_commands(CLI::App& app) {
   auto options = std::make_shared<DbOptions>();
-  auto* db = app.add_subcommand("db", "Manage the local PostgreSQL cluster the tool starts when no "
-                                      "database is configured");
+  auto* db = app.add_subcommand("db",
+                                "Manage the local PostgreSQL cluster the tool starts when no "
+                                "database is configured");
   db->require_subcommand(1);
-  db->add_option("--state-dir", options->state_dir,
-                 "where the cluster lives (default: $QUICK_STATE_DIR or ./.quick)");
+  db->add_option("--state-dir", options->state_dir, "where the cluster lives (default: $QUICK_STATE_DIR or ./.quick)");
 
   auto* start = db->add_subcommand("start", "Create (first time) and start the cluster; print its URL");
   on_selected(*start, [options] {
@@ -41,8 +41,9 @@ void add_db_commands(CLI::App& app) {
   on_selected(*status, [options] {
     auto cluster = cluster_for(*options);
     const bool running = cluster.is_running();
-    std::cout << (running ? "running on port " + std::to_string(cluster.port())
-                          : cluster.exists() ? "stopped" : "not created")
+    std::cout << (running            ? "running on port " + std::to_string(cluster.port())
+                  : cluster.exists() ? "stopped"
+                                     : "not created")
               << " (" << cluster.data_dir().string() << ")" << std::endl;
     return running ? 0 : 3;
   });

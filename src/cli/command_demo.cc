@@ -26,13 +26,13 @@ constexpr const char* kDemoDatabase = "quick_demo";
 struct DemoOptions {
   DatabaseOptions database;
   int noisy_tenants = 3;
-  int noisy_backlog = 2000;   // items per noisy tenant, enqueued up front
+  int noisy_backlog = 2000;  // items per noisy tenant, enqueued up front
   int quiet_tenants = 300;
-  double quiet_rate = 40;     // quiet items per second, each for a random quiet tenant
-  int seconds = 12;           // how long the producer runs
-  int job_ms = 5;             // simulated work per item
+  double quiet_rate = 40;  // quiet items per second, each for a random quiet tenant
+  int seconds = 12;        // how long the producer runs
+  int job_ms = 5;          // simulated work per item
   int consumers = 2;
-  int workers = 4;            // per consumer
+  int workers = 4;  // per consumer
 };
 
 struct DemoLatencies {
@@ -129,11 +129,11 @@ int run_demo(const DemoOptions& options) {
   auto conn = connect(url);
   const int backlog = options.noisy_tenants * options.noisy_backlog;
   enqueue_backlog(*conn, options);
-  std::cout << "enqueued a backlog of " << backlog << " jobs for " << options.noisy_tenants
-            << " noisy tenants; now " << options.quiet_rate << " jobs/s arrive for " << options.quiet_tenants
-            << " quiet tenants, for " << options.seconds << " s.\n"
-            << options.consumers << " consumers x " << options.workers << " workers; each job takes "
-            << options.job_ms << " ms.\n\n";
+  std::cout << "enqueued a backlog of " << backlog << " jobs for " << options.noisy_tenants << " noisy tenants; now "
+            << options.quiet_rate << " jobs/s arrive for " << options.quiet_tenants << " quiet tenants, for "
+            << options.seconds << " s.\n"
+            << options.consumers << " consumers x " << options.workers << " workers; each job takes " << options.job_ms
+            << " ms.\n\n";
 
   DemoLatencies latencies;
   std::vector<std::unique_ptr<Consumer>> consumers;
@@ -162,9 +162,9 @@ int run_demo(const DemoOptions& options) {
     }
     const auto quiet = latencies.quiet.summary();
     std::cout << std::setw(3) << second << "s  done/s " << std::setw(5) << done - last_done << "  queued "
-              << std::setw(6) << queued << "  noisy left " << std::setw(6) << std::max(0, noisy_left)
-              << "  quiet jobs " << std::setw(4) << quiet.count << "  quiet pickup p50 " << ms(quiet.p50_ms)
-              << "  p99 " << ms(quiet.p99_ms) << std::endl;
+              << std::setw(6) << queued << "  noisy left " << std::setw(6) << std::max(0, noisy_left) << "  quiet jobs "
+              << std::setw(4) << quiet.count << "  quiet pickup p50 " << ms(quiet.p50_ms) << "  p99 "
+              << ms(quiet.p99_ms) << std::endl;
     last_done = done;
     if (second >= options.seconds && queued == 0) break;
     if (second >= options.seconds + 60) {
@@ -204,13 +204,23 @@ void add_demo_command(CLI::App& app) {
   auto* command = app.add_subcommand("demo", "Run the demo: noisy and quiet tenants served fairly by two consumers");
   add_database_options(*command, options->database);
   command->add_option("--noisy-tenants", options->noisy_tenants)->capture_default_str()->check(CLI::Range(1, 1000));
-  command->add_option("--noisy-backlog", options->noisy_backlog, "jobs per noisy tenant")->capture_default_str()->check(CLI::Range(0, 1000000));
+  command->add_option("--noisy-backlog", options->noisy_backlog, "jobs per noisy tenant")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   command->add_option("--quiet-tenants", options->quiet_tenants)->capture_default_str()->check(CLI::Range(1, 1000000));
-  command->add_option("--quiet-rate", options->quiet_rate, "quiet jobs per second")->capture_default_str()->check(CLI::Range(0.1, 100000.0));
-  command->add_option("--seconds", options->seconds, "how long quiet jobs arrive")->capture_default_str()->check(CLI::Range(1, 3600));
-  command->add_option("--job-ms", options->job_ms, "simulated work per job")->capture_default_str()->check(CLI::Range(0, 60000));
+  command->add_option("--quiet-rate", options->quiet_rate, "quiet jobs per second")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 100000.0));
+  command->add_option("--seconds", options->seconds, "how long quiet jobs arrive")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  command->add_option("--job-ms", options->job_ms, "simulated work per job")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 60000));
   command->add_option("--consumers", options->consumers)->capture_default_str()->check(CLI::Range(1, 32));
-  command->add_option("--workers", options->workers, "worker threads per consumer")->capture_default_str()->check(CLI::Range(1, 256));
+  command->add_option("--workers", options->workers, "worker threads per consumer")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   on_selected(*command, [options] { return run_demo(*options); });
 }
 

@@ -5,8 +5,8 @@
 #include <mutex>
 #include <set>
 
-#include "util/logging.h"
 #include "process/process.h"
+#include "util/logging.h"
 
 namespace quick::cli {
 namespace {

@@ -28,7 +28,8 @@ void add_stats_command(CLI::App& app) {
     print_query(session, "deepest zones",
                 "SELECT tenant, items, vested, leased, delayed, failing, "
                 "date_trunc('second', oldest_item_age) AS oldest_item_age "
-                "FROM quick.zone_depth ORDER BY items DESC, tenant LIMIT " + std::to_string(options->zones));
+                "FROM quick.zone_depth ORDER BY items DESC, tenant LIMIT " +
+                    std::to_string(options->zones));
     print_query(session, "job types", "SELECT * FROM quick.job_type_counts ORDER BY items DESC");
     return 0;
   });

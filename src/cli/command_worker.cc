@@ -45,7 +45,8 @@ int run_worker_command(const WorkerOptions& options) {
     auto conn = connect(database.url);
     require_current_schema(*conn);  // a configured database is migrated explicitly
   }
-  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(util::parse_duration(options.stats_interval));
+  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+      util::parse_duration(options.stats_interval));
 
   const sigset_t signals = block_stop_signals();
   Consumer consumer(config);
@@ -56,7 +57,8 @@ int run_worker_command(const WorkerOptions& options) {
   auto log = util::component_logger("quick.cli");
   log->info("worker running ({} job types); SIGINT or SIGTERM stops it", config.job_types.size());
   while (true) {
-    timespec timeout{static_cast<time_t>(interval.count() / 1000), static_cast<long>((interval.count() % 1000) * 1000000)};
+    timespec timeout{static_cast<time_t>(interval.count() / 1000),
+                     static_cast<long>((interval.count() % 1000) * 1000000)};
     const int signal = sigtimedwait(&signals, nullptr, &timeout);
     if (signal == SIGINT || signal == SIGTERM) {
       log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");

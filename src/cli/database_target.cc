@@ -28,9 +28,8 @@ DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_loc
     validate_connection_string(url);
     return DatabaseTarget{url, false};
   }
-  local_postgres::LocalCluster cluster(options.state_dir.empty()
-                                           ? local_postgres::default_state_dir()
-                                           : std::filesystem::path(options.state_dir));
+  local_postgres::LocalCluster cluster(options.state_dir.empty() ? local_postgres::default_state_dir()
+                                                                 : std::filesystem::path(options.state_dir));
   DatabaseTarget target{cluster.start(), true};
   if (!migrate_local) return target;
   auto conn = connect(target.url);

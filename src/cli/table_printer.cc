@@ -9,9 +9,11 @@ namespace quick::cli {
 void print_result(const std::string& title, const pqxx::result& result) {
   const auto columns = static_cast<std::size_t>(result.columns());
   std::vector<std::size_t> widths(columns);
-  for (std::size_t c = 0; c < columns; ++c) widths[c] = std::string(result.column_name(static_cast<pqxx::row::size_type>(c))).size();
+  for (std::size_t c = 0; c < columns; ++c)
+    widths[c] = std::string(result.column_name(static_cast<pqxx::row::size_type>(c))).size();
   for (const auto& row : result) {
-    for (std::size_t c = 0; c < columns; ++c) widths[c] = std::max(widths[c], std::string(row[static_cast<pqxx::row::size_type>(c)].c_str()).size());
+    for (std::size_t c = 0; c < columns; ++c)
+      widths[c] = std::max(widths[c], std::string(row[static_cast<pqxx::row::size_type>(c)].c_str()).size());
   }
   std::cout << "== " << title << " (" << result.size() << " rows)\n";
   for (std::size_t c = 0; c < columns; ++c) {

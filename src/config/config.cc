@@ -39,22 +39,20 @@ std::string show(double value) {
 
 void check_between(const std::string& option, long long value, long long min, long long max) {
   if (value < min || value > max) {
-    throw InvalidArgument(option + " must be between " + std::to_string(min) + " and " +
-                          std::to_string(max) + ", got " + std::to_string(value));
+    throw InvalidArgument(option + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                          ", got " + std::to_string(value));
   }
 }
 
 void check_at_least(const std::string& option, long long value, long long min) {
   if (value < min) {
-    throw InvalidArgument(option + " must be >= " + std::to_string(min) + ", got " +
-                          std::to_string(value));
+    throw InvalidArgument(option + " must be >= " + std::to_string(min) + ", got " + std::to_string(value));
   }
 }
 
 void check_between(const std::string& option, Millis value, Millis min, Millis max) {
   if (value < min || value > max) {
-    throw InvalidArgument(option + " must be between " + show(min) + " and " + show(max) +
-                          ", got " + show(value));
+    throw InvalidArgument(option + " must be between " + show(min) + " and " + show(max) + ", got " + show(value));
   }
 }
 
@@ -62,8 +60,7 @@ void check_between(const std::string& option, Millis value, Millis min, Millis m
 void check_fraction(const std::string& option, double value, bool zero_allowed) {
   const bool ok = (zero_allowed ? value >= 0 : value > 0) && value <= 1;
   if (!ok) {
-    throw InvalidArgument(option + " must be " + (zero_allowed ? ">= 0" : "> 0") +
-                          " and <= 1, got " + show(value));
+    throw InvalidArgument(option + " must be " + (zero_allowed ? ">= 0" : "> 0") + " and <= 1, got " + show(value));
   }
 }
 
@@ -103,8 +100,7 @@ void validate_scanner(const ScannerConfig& scanner) {
   check_at_least("scanner.processing_bound", scanner.processing_bound, 1);
   check_between("scanner.idle_poll_interval", scanner.idle_poll_interval, Millis(1), seconds(10));
   check_between("scanner.partition_grace", scanner.partition_grace, Millis(0), minutes(10));
-  check_between("scanner.in_order_lease_duration", scanner.in_order_lease_duration, seconds(1),
-                minutes(10));
+  check_between("scanner.in_order_lease_duration", scanner.in_order_lease_duration, seconds(1), minutes(10));
   check_at_least("scanner.pulls_per_scan", scanner.pulls_per_scan, 1);
 }
 
@@ -126,9 +122,8 @@ void validate_worker(const WorkerConfig& worker) {
       throw InvalidArgument("worker.lease_extend_interval must be >= 1ms, got " + show(interval));
     }
     if (interval >= worker.item_lease_duration) {
-      throw InvalidArgument("worker.lease_extend_interval (" + show(interval) +
-                            ") must be < item_lease_duration (" + show(worker.item_lease_duration) +
-                            ")");
+      throw InvalidArgument("worker.lease_extend_interval (" + show(interval) + ") must be < item_lease_duration (" +
+                            show(worker.item_lease_duration) + ")");
     }
   }
   if (worker.prefetch_zones) check_between("worker.prefetch_zones", *worker.prefetch_zones, 0, 100000);
@@ -144,8 +139,8 @@ void validate_retry(const std::string& prefix, const RetryPolicy& retry) {
   }
   check_between(prefix + "backoff_base", retry.backoff_base, Millis(1), hours(24));
   if (retry.backoff_max < retry.backoff_base) {
-    throw InvalidArgument(prefix + "backoff_max (" + show(retry.backoff_max) +
-                          ") must be >= backoff_base (" + show(retry.backoff_base) + ")");
+    throw InvalidArgument(prefix + "backoff_max (" + show(retry.backoff_max) + ") must be >= backoff_base (" +
+                          show(retry.backoff_base) + ")");
   }
   check_fraction(prefix + "backoff_jitter", retry.backoff_jitter, /*zero_allowed=*/true);
   if (retry.on_permanent_failure != PermanentFailureAction::kMoveToDeadItems &&
@@ -164,8 +159,7 @@ void validate_job_type(const std::string& option, const JobTypeConfig& job_type)
     throw InvalidArgument(option + ".command: the program (first element) must not be empty");
   }
   // 0 means success, and statuses above 255 cannot be reported by a process.
-  check_between(option + ".permanent_failure_exit_code", job_type.permanent_failure_exit_code, 1,
-                255);
+  check_between(option + ".permanent_failure_exit_code", job_type.permanent_failure_exit_code, 1, 255);
 }
 
 }  // namespace
@@ -179,9 +173,8 @@ void validate(const ConsumerConfig& config) {
   for (const auto& [name, job_type] : config.job_types) {
     const std::size_t length = utf8_length(name);
     if (length == 0 || length > kMaxJobTypeLength) {
-      throw InvalidArgument("job_types: the name \"" + name + "\" must be 1 to " +
-                            std::to_string(kMaxJobTypeLength) + " characters, got " +
-                            std::to_string(length) + " characters");
+      throw InvalidArgument("job_types: the name \"" + name + "\" must be 1 to " + std::to_string(kMaxJobTypeLength) +
+                            " characters, got " + std::to_string(length) + " characters");
     }
     validate_job_type("job_types." + name, job_type);
   }

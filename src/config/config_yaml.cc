@@ -24,8 +24,7 @@ namespace {
 std::string location(const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return "";
-  return " (line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) +
-         ")";
+  return " (line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) + ")";
 }
 
 [[noreturn]] void fail(const YAML::Node& node, const std::string& message) {
@@ -57,9 +56,7 @@ T read_scalar(const YAML::Node& node, const std::string& option, const char* exp
   return value;
 }
 
-int read_int(const YAML::Node& node, const std::string& option) {
-  return read_scalar<int>(node, option, "an integer");
-}
+int read_int(const YAML::Node& node, const std::string& option) { return read_scalar<int>(node, option, "an integer"); }
 double read_double(const YAML::Node& node, const std::string& option) {
   return read_scalar<double>(node, option, "a number");
 }
@@ -95,8 +92,7 @@ std::vector<std::string> read_command(const YAML::Node& node, const std::string&
     return {"/bin/sh", "-c", node.Scalar()};
   }
   if (!node.IsSequence()) {
-    fail(node, option + " must be a list of strings (argv) or a shell command string, got " +
-                   describe(node));
+    fail(node, option + " must be a list of strings (argv) or a shell command string, got " + describe(node));
   }
   std::vector<std::string> argv;
   for (std::size_t i = 0; i < node.size(); ++i) {
@@ -105,8 +101,7 @@ std::vector<std::string> read_command(const YAML::Node& node, const std::string&
   return argv;
 }
 
-PermanentFailureAction read_permanent_failure_action(const YAML::Node& node,
-                                                     const std::string& option) {
+PermanentFailureAction read_permanent_failure_action(const YAML::Node& node, const std::string& option) {
   const std::string value = read_string(node, option);
   if (value == "dead_items") return PermanentFailureAction::kMoveToDeadItems;
   if (value == "delete") return PermanentFailureAction::kDelete;
@@ -153,16 +148,13 @@ class Section {
       bool known = false;
       for (const std::string& known_key : known_keys) known = known || entry.key == known_key;
       if (!known) {
-        throw InvalidArgument("unknown option " + option(entry.key) + location(entry.key_node) +
-                              "; " + (path_.empty() ? "the top level" : path_) + " accepts " +
-                              join(known_keys));
+        throw InvalidArgument("unknown option " + option(entry.key) + location(entry.key_node) + "; " +
+                              (path_.empty() ? "the top level" : path_) + " accepts " + join(known_keys));
       }
     }
   }
 
-  std::string option(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
+  std::string option(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
   // The value of `key`, or an undefined node when the key is absent.
   YAML::Node find(const std::string& key) const {
@@ -180,12 +172,8 @@ class Section {
   void read(const std::string& key, bool& out) const { read_with(key, out, read_bool); }
   void read(const std::string& key, std::string& out) const { read_with(key, out, read_string); }
   void read(const std::string& key, Millis& out) const { read_with(key, out, read_duration); }
-  void read(const std::string& key, std::optional<int>& out) const {
-    read_with(key, out, read_int);
-  }
-  void read(const std::string& key, std::optional<Millis>& out) const {
-    read_with(key, out, read_duration);
-  }
+  void read(const std::string& key, std::optional<int>& out) const { read_with(key, out, read_int); }
+  void read(const std::string& key, std::optional<Millis>& out) const { read_with(key, out, read_duration); }
 
  private:
   template <typename Out, typename Reader>
@@ -203,8 +191,7 @@ class Section {
 std::vector<DatabaseConfig> read_databases(const YAML::Node& node) {
   std::vector<DatabaseConfig> databases;
   if (!node.IsDefined() || node.IsNull()) return databases;  // validate() reports the omission
-  if (!node.IsSequence())
-    fail(node, "databases must be a list of databases, got " + describe(node));
+  if (!node.IsSequence()) fail(node, "databases must be a list of databases, got " + describe(node));
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string path = "databases[" + std::to_string(i) + "]";
     const Section section(node[i], path, {"name", "url", "url_env"});
@@ -221,8 +208,7 @@ std::vector<DatabaseConfig> read_databases(const YAML::Node& node) {
       section.read("url_env", variable);
       const char* url = variable.empty() ? nullptr : std::getenv(variable.c_str());
       if (url == nullptr || *url == '\0') {
-        fail(section.find("url_env"),
-             path + ".url_env: environment variable \"" + variable + "\" is not set or empty");
+        fail(section.find("url_env"), path + ".url_env: environment variable \"" + variable + "\" is not set or empty");
       }
       database.url = url;
       // Reported here, where the variable's name is known; validate() would only say ".url".
@@ -240,10 +226,9 @@ std::vector<DatabaseConfig> read_databases(const YAML::Node& node) {
 }
 
 ScannerConfig read_scanner(const YAML::Node& node) {
-  const Section section(
-      node, "scanner",
-      {"peek_max", "selection_frac", "selection_max", "processing_bound", "idle_poll_interval",
-       "in_order_election", "in_order_lease_duration", "partition_grace", "pulls_per_scan"});
+  const Section section(node, "scanner",
+                        {"peek_max", "selection_frac", "selection_max", "processing_bound", "idle_poll_interval",
+                         "in_order_election", "in_order_lease_duration", "partition_grace", "pulls_per_scan"});
   ScannerConfig scanner;
   section.read("peek_max", scanner.peek_max);
   section.read("selection_frac", scanner.selection_frac);
@@ -272,9 +257,9 @@ ManagerConfig read_manager(const YAML::Node& node) {
 }
 
 WorkerConfig read_worker(const YAML::Node& node) {
-  const Section section(node, "worker",
-                        {"threads", "item_lease_duration", "lease_extend_interval", "prefetch_zones",
-                         "ack_interval", "ack_batch_max"});
+  const Section section(
+      node, "worker",
+      {"threads", "item_lease_duration", "lease_extend_interval", "prefetch_zones", "ack_interval", "ack_batch_max"});
   WorkerConfig worker;
   section.read("threads", worker.threads);
   section.read("item_lease_duration", worker.item_lease_duration);
@@ -288,8 +273,8 @@ WorkerConfig read_worker(const YAML::Node& node) {
 // Overrides the fields of `retry` that the mapping gives; the others keep their inherited value.
 void read_retry(const YAML::Node& node, const std::string& path, RetryPolicy& retry) {
   const Section section(node, path,
-                        {"inline_retries", "max_attempts", "give_up_after", "backoff_base",
-                         "backoff_max", "backoff_jitter", "on_permanent_failure"});
+                        {"inline_retries", "max_attempts", "give_up_after", "backoff_base", "backoff_max",
+                         "backoff_jitter", "on_permanent_failure"});
   section.read("inline_retries", retry.inline_retries);
   section.read("max_attempts", retry.max_attempts);
   section.read("give_up_after", retry.give_up_after);
@@ -298,16 +283,14 @@ void read_retry(const YAML::Node& node, const std::string& path, RetryPolicy& re
   section.read("backoff_jitter", retry.backoff_jitter);
   const YAML::Node action = section.find("on_permanent_failure");
   if (action.IsDefined()) {
-    retry.on_permanent_failure =
-        read_permanent_failure_action(action, section.option("on_permanent_failure"));
+    retry.on_permanent_failure = read_permanent_failure_action(action, section.option("on_permanent_failure"));
   }
 }
 
 // Overrides the fields of `job_type` that the mapping gives (see read_retry).
 void read_job_type(const YAML::Node& node, const std::string& path, JobTypeConfig& job_type) {
-  const Section section(
-      node, path,
-      {"execution_bound", "max_in_flight", "retry", "command", "permanent_failure_exit_code"});
+  const Section section(node, path,
+                        {"execution_bound", "max_in_flight", "retry", "command", "permanent_failure_exit_code"});
   section.read("execution_bound", job_type.execution_bound);
   section.read("max_in_flight", job_type.max_in_flight);
   read_retry(section.find("retry"), section.option("retry"), job_type.retry);
@@ -318,8 +301,8 @@ void read_job_type(const YAML::Node& node, const std::string& path, JobTypeConfi
 
 ConsumerConfig read_config(const YAML::Node& root) {
   const Section section(root, "",
-                        {"consumer_id", "databases", "scanner", "manager", "worker",
-                         "stop_deadline", "reconnect_delay_max", "default_job_type", "job_types"});
+                        {"consumer_id", "databases", "scanner", "manager", "worker", "stop_deadline",
+                         "reconnect_delay_max", "default_job_type", "job_types"});
   ConsumerConfig config;
   section.read("consumer_id", config.consumer_id);
   config.databases = read_databases(section.find("databases"));
@@ -345,8 +328,8 @@ ConsumerConfig parse_config_yaml(const std::string& yaml_text) {
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& error) {
-    throw InvalidArgument("YAML syntax error at line " + std::to_string(error.mark.line + 1) +
-                          ", column " + std::to_string(error.mark.column + 1) + ": " + error.msg);
+    throw InvalidArgument("YAML syntax error at line " + std::to_string(error.mark.line + 1) + ", column " +
+                          std::to_string(error.mark.column + 1) + ": " + error.msg);
   }
   ConsumerConfig config;
   try {

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "core/consumer_core.h"
+#include "core/lease_keeper.h"
 #include "manager/manager.h"
 #include "quick/errors.h"
 #include "scanner/scanner.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
 #include "worker/acknowledger.h"
-#include "core/lease_keeper.h"
 #include "worker/worker.h"
 
 namespace quick {
@@ -63,7 +63,8 @@ class Consumer::Impl {
     auto core = core_;
     background_.emplace_back([core] { worker::run_acknowledger(core); });
     for (int i = 0; i < config.worker.threads; ++i) workers_.emplace_back([core, i] { worker::run_worker(core, i); });
-    for (int i = 0; i < config.manager.threads; ++i) managers_.emplace_back([core, i] { manager::run_manager(core, i); });
+    for (int i = 0; i < config.manager.threads; ++i)
+      managers_.emplace_back([core, i] { manager::run_manager(core, i); });
     scanner_ = std::thread([core] { scanner::run_scanner(core); });
   }
 
@@ -103,8 +104,10 @@ class Consumer::Impl {
     }
     const std::size_t stuck = core.work_queue.held();
     if (stuck > 0) {
-      log_->error("{} handler(s) ignored should_stop(); leaving them behind, their items vest again when "
-                  "their leases run out", stuck);
+      log_->error(
+          "{} handler(s) ignored should_stop(); leaving them behind, their items vest again when "
+          "their leases run out",
+          stuck);
       for (auto& worker : workers_) worker.detach();
     } else {
       for (auto& worker : workers_) worker.join();
@@ -125,8 +128,10 @@ class Consumer::Impl {
     stats.items_running = held > stats.items_buffered ? held - stats.items_buffered : 0;
     for (const auto& db : core.databases) {
       stats.in_order_role = stats.in_order_role || db->in_order_role.load();
-      stats.live_consumers = std::max<std::uint64_t>(stats.live_consumers, static_cast<std::uint64_t>(db->live_consumers.load()));
-      stats.pointers_per_visit = std::max<std::uint64_t>(stats.pointers_per_visit, static_cast<std::uint64_t>(db->pointers_per_visit.load()));
+      stats.live_consumers = std::max<std::uint64_t>(stats.live_consumers,
+                                                     static_cast<std::uint64_t>(db->live_consumers.load()));
+      stats.pointers_per_visit = std::max<std::uint64_t>(stats.pointers_per_visit,
+                                                         static_cast<std::uint64_t>(db->pointers_per_visit.load()));
     }
     return stats;
   }
@@ -137,9 +142,9 @@ class Consumer::Impl {
   void release_buffered_items() {
     auto& core = *core_;
     for (const auto& held : core.work_queue.drain()) {
-      core.ack_queue.push(core::PendingAck{
-          held->database, store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
-                                     std::chrono::milliseconds(0), "", 0}});
+      core.ack_queue.push(
+          core::PendingAck{held->database, store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
+                                                      std::chrono::milliseconds(0), "", 0}});
       core.lease_keeper->let_go(held);
       core.work_queue.finished(held);
     }

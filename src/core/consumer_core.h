@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "core/counters.h"
+#include "core/work_queue.h"
 #include "quick/config.h"
 #include "quick/handler.h"
 #include "store/consumer_store.h"
 #include "util/blocking_queue.h"
 #include "util/stop_signal.h"
-#include "core/work_queue.h"
 
 namespace quick::core {
 
@@ -58,8 +58,8 @@ struct DatabaseRuntime {
 
  private:
   mutable std::mutex in_progress_mutex_;
-  std::set<std::string> in_progress_;          // guarded by in_progress_mutex_
-  std::set<std::string> settled_since_peek_;   // guarded by in_progress_mutex_
+  std::set<std::string> in_progress_;         // guarded by in_progress_mutex_
+  std::set<std::string> settled_since_peek_;  // guarded by in_progress_mutex_
 };
 
 // Tenants of one database selected by the Scanner, for one Manager visit.

@@ -12,15 +12,18 @@
 #include "quick/stats.h"
 #include "util/latency_histogram.h"
 
-#define QUICK_CONSUMER_COUNTERS(X)                                                            \
-  X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied) X(pointers_left_to_owners) \
-  X(visits) X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost) X(pointer_conflicts_locked) \
-  X(pointer_conflicts_not_vested) X(pointer_conflicts_gone) X(pointers_requeued)                 \
-  X(pointers_parked) X(pointers_collected) X(pointers_released_busy)                           \
-  X(items_dequeued) X(items_throttled) X(items_done)              \
-  X(items_retried) X(items_inline_retries) X(items_dead) X(items_lease_lost) X(items_released) \
-  X(items_execution_bound) X(lease_extensions) X(handler_exceptions) X(database_errors)         \
-  X(reconnects) X(in_doubt_commits)
+// One group of counters per line, as ConsumerStats lists them.
+// clang-format off
+#define QUICK_CONSUMER_COUNTERS(X)                                                                    \
+  X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied)                 \
+  X(pointers_left_to_owners)                                                                          \
+  X(visits) X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost)                    \
+  X(pointer_conflicts_locked) X(pointer_conflicts_not_vested) X(pointer_conflicts_gone)               \
+  X(pointers_requeued) X(pointers_parked) X(pointers_collected) X(pointers_released_busy)             \
+  X(items_dequeued) X(items_throttled) X(items_done) X(items_retried) X(items_inline_retries)         \
+  X(items_dead) X(items_lease_lost) X(items_released) X(items_execution_bound)                        \
+  X(lease_extensions) X(handler_exceptions) X(database_errors) X(reconnects) X(in_doubt_commits)
+// clang-format on
 
 namespace quick::core {
 
@@ -29,7 +32,7 @@ struct Counters {
   QUICK_CONSUMER_COUNTERS(QUICK_DECLARE_COUNTER)
 #undef QUICK_DECLARE_COUNTER
 
-  util::LatencyHistogram pickup_latency;    // vested -> handler start
+  util::LatencyHistogram pickup_latency;          // vested -> handler start
   util::LatencyHistogram pointer_pickup_latency;  // pointer vested -> visited
   util::LatencyHistogram handler_duration;
 

@@ -6,7 +6,8 @@ namespace quick::core {
 
 DatabaseSession::DatabaseSession(std::string url, std::string application_name,
                                  std::optional<std::chrono::milliseconds> statement_timeout)
-    : url_(with_default_connect_timeout(url, 5)), application_name_(std::move(application_name)),
+    : url_(with_default_connect_timeout(url, 5)),
+      application_name_(std::move(application_name)),
       statement_timeout_(statement_timeout) {}
 
 pqxx::connection& DatabaseSession::connection() {

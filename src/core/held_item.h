@@ -32,8 +32,8 @@ struct HeldItem {
   std::atomic<std::int64_t> deadline_ns{0};
 
   std::chrono::microseconds age_now() const {
-    return age_at_dequeue + std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::steady_clock::now() - dequeued_at);
+    return age_at_dequeue +
+           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - dequeued_at);
   }
 };
 

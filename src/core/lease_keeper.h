@@ -49,7 +49,7 @@ class LeaseKeeper {
   ConsumerCore& core_;
   mutable std::mutex mutex_;
   std::unordered_map<const HeldItem*, HeldItemPtr> held_;  // guarded by mutex_
-  std::chrono::steady_clock::time_point next_round_;        // Acknowledger's thread only
+  std::chrono::steady_clock::time_point next_round_;       // Acknowledger's thread only
 };
 
 }  // namespace quick::core

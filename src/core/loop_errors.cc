@@ -2,10 +2,9 @@
 
 namespace quick::core {
 
-store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
-                                             const char* activity, const std::string& database,
-                                             DatabaseSession* session, util::RetryDelay& delay,
-                                             const util::StopSignal& stop) {
+store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
+                                             const std::string& database, DatabaseSession* session,
+                                             util::RetryDelay& delay, const util::StopSignal& stop) {
   const auto error = store::classify_current_exception();
   add(core.counters.database_errors);
   if (error.kind == store::ErrorKind::kInDoubt) add(core.counters.in_doubt_commits);
@@ -18,11 +17,11 @@ store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger&
     // Retrying at once will not help (e.g. the schema is missing); an operator must act.
     wait = std::max(wait, std::chrono::milliseconds(1000));
     log.error("{} on database {} failed ({}{}{}): {}; retrying in {} ms", activity, database,
-              store::to_string(error.kind), error.sqlstate.empty() ? "" : " ", error.sqlstate,
-              error.message, wait.count());
+              store::to_string(error.kind), error.sqlstate.empty() ? "" : " ", error.sqlstate, error.message,
+              wait.count());
   } else {
-    log.warn("{} on database {} failed ({}): {}; retrying in {} ms", activity, database,
-             store::to_string(error.kind), error.message, wait.count());
+    log.warn("{} on database {} failed ({}): {}; retrying in {} ms", activity, database, store::to_string(error.kind),
+             error.message, wait.count());
   }
   stop.wait_for(wait);
   return error;

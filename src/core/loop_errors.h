@@ -13,9 +13,8 @@
 
 namespace quick::core {
 
-store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log,
-                                             const char* activity, const std::string& database,
-                                             DatabaseSession* session, util::RetryDelay& delay,
-                                             const util::StopSignal& stop);
+store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
+                                             const std::string& database, DatabaseSession* session,
+                                             util::RetryDelay& delay, const util::StopSignal& stop);
 
 }  // namespace quick::core

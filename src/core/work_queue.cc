@@ -21,8 +21,8 @@ void WorkQueue::push(std::vector<core::HeldItemPtr> items) {
   item_available_.notify_all();
 }
 
-std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(
-    std::vector<core::HeldItemPtr> items, const std::function<int(const std::string&)>& limit_of) {
+std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(std::vector<core::HeldItemPtr> items,
+                                                             const std::function<int(const std::string&)>& limit_of) {
   std::vector<core::HeldItemPtr> refused;
   bool added = false;
   {
@@ -127,8 +127,7 @@ int WorkQueue::held_of_type(const std::string& job_type) const {
 
 bool WorkQueue::wait_for_room(std::size_t limit, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return room_available_.wait_for(lock, timeout, [&] { return buffered_ < limit || closed_; }) &&
-         !closed_;
+  return room_available_.wait_for(lock, timeout, [&] { return buffered_ < limit || closed_; }) && !closed_;
 }
 
 }  // namespace quick::core

@@ -32,7 +32,7 @@ class WorkQueue {
   // 0 = no limit), deciding and counting under one lock so that concurrent Managers cannot both
   // take the last slot. Returns the items refused.
   std::vector<core::HeldItemPtr> push_within_limits(std::vector<core::HeldItemPtr> items,
-                                                        const std::function<int(const std::string&)>& limit_of);
+                                                    const std::function<int(const std::string&)>& limit_of);
 
   // The next item, fairly; waits up to `timeout`. Returns nullptr on timeout or once closed and
   // empty.
@@ -70,11 +70,11 @@ class WorkQueue {
   std::condition_variable item_available_;
   std::condition_variable room_available_;
   std::map<ZoneKey, std::deque<core::HeldItemPtr>> by_zone_;  // guarded by mutex_
-  std::list<ZoneKey> turn_order_;                                 // zones with items, next first
-  std::map<std::string, int> held_by_type_;                       // guarded by mutex_
-  std::size_t buffered_ = 0;                                      // guarded by mutex_
-  std::size_t held_ = 0;                                          // guarded by mutex_
-  bool closed_ = false;                                           // guarded by mutex_
+  std::list<ZoneKey> turn_order_;                             // zones with items, next first
+  std::map<std::string, int> held_by_type_;                   // guarded by mutex_
+  std::size_t buffered_ = 0;                                  // guarded by mutex_
+  std::size_t held_ = 0;                                      // guarded by mutex_
+  bool closed_ = false;                                       // guarded by mutex_
 };
 
 }  // namespace quick::core

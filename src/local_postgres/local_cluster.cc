@@ -159,8 +159,8 @@ std::string LocalCluster::start() {
       // e.g. a checkout under /root: the postgres user cannot traverse it.
       const auto hash = std::hash<std::string>{}(state_dir_.string()) % 100000000ULL;
       cluster_root_ = fs::path("/var/tmp") / ("quick-pg-" + std::to_string(hash));
-      logger()->info("the postgres OS user cannot reach {}; keeping the local cluster in {}",
-                   state_dir_.string(), cluster_root_.string());
+      logger()->info("the postgres OS user cannot reach {}; keeping the local cluster in {}", state_dir_.string(),
+                     cluster_root_.string());
       write_file(state_dir_ / "cluster-location", cluster_root_.string());
       data_dir_ = cluster_root_ / "data";
       log_file_ = cluster_root_ / "postgres.log";
@@ -169,10 +169,10 @@ std::string LocalCluster::start() {
     fs::permissions(cluster_root_, fs::perms::owner_all);
     give_to_server_user(cluster_root_);
     logger()->info("creating a local PostgreSQL cluster in {}", data_dir_.string());
-    process::run_checked(as_server_user({(bin / "initdb").string(), "-D", data_dir_.string(),
-                                      "--auth=trust", "--username=postgres", "--encoding=UTF8",
-                                      "--locale=C.UTF-8", "--no-instructions"}),
-                      std::chrono::minutes(3));
+    process::run_checked(
+        as_server_user({(bin / "initdb").string(), "-D", data_dir_.string(), "--auth=trust", "--username=postgres",
+                        "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions"}),
+        std::chrono::minutes(3));
   }
   if (is_running()) return connection_string();
 
@@ -181,12 +181,10 @@ std::string LocalCluster::start() {
   const std::string server_options = "-c listen_addresses=127.0.0.1 -p " + std::to_string(port_) +
                                      " -k \"\"" +  // TCP only: socket paths have a length limit
                                      " -c max_connections=200";
-  logger()->info("starting the local PostgreSQL cluster on 127.0.0.1:{} (log: {})", port_,
-               log_file_.string());
-  process::run_checked(as_server_user({(bin / "pg_ctl").string(), "start", "-D", data_dir_.string(),
-                                    "-l", log_file_.string(), "-w", "-t", "60", "-o",
-                                    server_options}),
-                    std::chrono::seconds(90));
+  logger()->info("starting the local PostgreSQL cluster on 127.0.0.1:{} (log: {})", port_, log_file_.string());
+  process::run_checked(as_server_user({(bin / "pg_ctl").string(), "start", "-D", data_dir_.string(), "-l",
+                                       log_file_.string(), "-w", "-t", "60", "-o", server_options}),
+                       std::chrono::seconds(90));
 
   // The application database. Retry briefly: the server may still be finishing recovery.
   for (int attempt = 0;; ++attempt) {
@@ -207,9 +205,9 @@ std::string LocalCluster::start() {
 
 bool LocalCluster::stop() {
   if (!is_running()) return false;
-  process::run_checked(as_server_user({(server_bin_dir() / "pg_ctl").string(), "stop", "-D",
-                                    data_dir_.string(), "-m", "fast", "-w", "-t", "60"}),
-                    std::chrono::seconds(90));
+  process::run_checked(as_server_user({(server_bin_dir() / "pg_ctl").string(), "stop", "-D", data_dir_.string(), "-m",
+                                       "fast", "-w", "-t", "60"}),
+                       std::chrono::seconds(90));
   return true;
 }
 

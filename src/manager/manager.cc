@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "core/database_session.h"
+#include "core/lease_keeper.h"
 #include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "store/pointer_store.h"
 #include "util/logging.h"
-#include "core/lease_keeper.h"
 
 namespace quick::manager {
 namespace {
@@ -53,8 +53,8 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
     core::add(core.counters.items_throttled);
     core.lease_keeper->let_go(item);
     core.ack_queue.push(core::PendingAck{
-        database, store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease,
-                             kThrottledReleaseDelay, "", 0}});
+        database,
+        store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease, kThrottledReleaseDelay, "", 0}});
   }
 }
 
@@ -63,7 +63,8 @@ void count_visit(ConsumerCore& core, const core::PointerBatch& batch, const stor
   core::add(counters.visits);
   core::add(counters.pointer_lease_attempts, batch.tenants.size());
   core::add(counters.pointer_leases_won, visit.zones.size());
-  const auto conflicts = static_cast<std::uint64_t>(visit.conflicts_locked + visit.conflicts_not_vested + visit.conflicts_gone);
+  const auto conflicts = static_cast<std::uint64_t>(visit.conflicts_locked + visit.conflicts_not_vested +
+                                                    visit.conflicts_gone);
   core::add(counters.pointer_leases_lost, conflicts);
   core::add(counters.pointer_conflicts_locked, static_cast<std::uint64_t>(visit.conflicts_locked));
   core::add(counters.pointer_conflicts_not_vested, static_cast<std::uint64_t>(visit.conflicts_not_vested));
@@ -76,9 +77,8 @@ void count_visit(ConsumerCore& core, const core::PointerBatch& batch, const stor
       case store::SettleAction::kParked: core::add(counters.pointers_parked); break;
       case store::SettleAction::kCollected: core::add(counters.pointers_collected); break;
       case store::SettleAction::kReleasedBusy: core::add(counters.pointers_released_busy); break;
-      case store::SettleAction::kSkipped:    // settle_pointers only (the SQL API), never in a visit
-      case store::SettleAction::kLeaseLost:
-        break;
+      case store::SettleAction::kSkipped:  // settle_pointers only (the SQL API), never in a visit
+      case store::SettleAction::kLeaseLost: break;
     }
   }
 }
@@ -129,8 +129,8 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
     } catch (...) {
       // The visit rolled back (nothing changed) or its outcome is unknown (its items vest again
       // when their leases run out); either way the Scanner will select these zones again.
-      core::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
-                                  retry_delays[index], core.stop_scanning);
+      core::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index], retry_delays[index],
+                              core.stop_scanning);
     }
     runtime.unmark_in_progress(batch->tenants);
     core.visits_in_flight.fetch_sub(1);

@@ -35,9 +35,9 @@ class Fd {
 };
 
 struct Child {
-  pid_t pid = -1;      // also its process group id
-  Fd stdin_write;      // our end of its stdin
-  Fd output_read;      // our end of its merged stdout and stderr
+  pid_t pid = -1;  // also its process group id
+  Fd stdin_write;  // our end of its stdin
+  Fd output_read;  // our end of its merged stdout and stderr
 };
 
 // Spawns argv[0] (looked up in PATH) with the caller's environment plus `extra_environment`

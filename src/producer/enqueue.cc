@@ -57,8 +57,8 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
     // client item id to check (sql/queries/enqueue_into_existing_zone.sql). It implements the
     // same protocol as quick.enqueue, without the cost of a plpgsql call.
     if (!item.client_item_id) {
-      const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_into_existing_zone), item.tenant,
-                                          item.job_type, item.payload, delay, item.priority);
+      const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_into_existing_zone), item.tenant, item.job_type,
+                                          item.payload, delay, item.priority);
       if (!fast.empty()) {
         const std::int64_t id = fast[0][0].as<std::int64_t>();
         if (fast[0][1].as<bool>()) {
@@ -69,15 +69,15 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
     }
     // Everything else (a new zone, a client item id, a payload the database refuses): the SQL
     // function, which creates the pointer, checks duplicates, or raises the error.
-    const auto row = store::exec_named(txn, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload,
-                                       delay, item.priority, store::nullable(item.client_item_id))
+    const auto row = store::exec_named(txn, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload, delay,
+                                       item.priority, store::nullable(item.client_item_id))
                          .at(0);
     return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()};
   });
 }
 
-std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
-                                            const std::vector<NewItem>& items, const EnqueueOptions& options) {
+std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
+                                            const EnqueueOptions& options) {
   if (items.empty()) return {};
   std::string json = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -90,8 +90,8 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
     append_batch_element(json, items[i]);
   }
   json += ']';
-  const bool any_client_item_id =
-      std::any_of(items.begin(), items.end(), [](const NewItem& item) { return item.client_item_id.has_value(); });
+  const bool any_client_item_id = std::any_of(items.begin(), items.end(),
+                                              [](const NewItem& item) { return item.client_item_id.has_value(); });
   return store::translating_input_errors([&] {
     // The common case in one prepared statement, as for a single item: every tenant already has a
     // pointer and no item has a client item id to check
@@ -106,8 +106,8 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn,
         // It returns every id or none; anything else means it wrote, and the fallback must not
         // write the batch a second time.
         if (fast.size() != items.size()) {
-          throw Error("enqueue_batch_in: the batch statement returned " + std::to_string(fast.size()) +
-                      " ids for " + std::to_string(items.size()) + " items");
+          throw Error("enqueue_batch_in: the batch statement returned " + std::to_string(fast.size()) + " ids for " +
+                      std::to_string(items.size()) + " items");
         }
         // The ids ascend in input order (the statement inserts in that order and each row draws
         // its id as it is inserted); sorting them makes that the only assumption.

@@ -31,7 +31,8 @@ class PayloadChecker : public nlohmann::json_sax<nlohmann::json> {
   bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& error) override {
     if (error.id == 406) {  // out_of_range.406: valid JSON, but the number does not fit a double
-      problem = "payload has the number " + token + ", beyond the range this library accepts (a double); "
+      problem = "payload has the number " + token +
+                ", beyond the range this library accepts (a double); "
                 "send it as a string, or enqueue through SQL";
     } else {
       problem = "payload is not valid JSON (at byte " + std::to_string(position) + "): " + error.what();
@@ -65,8 +66,8 @@ void validate_new_item(const NewItem& item) {
   check_text("job_type", item.job_type, kMaxJobTypeLength);
   if (item.client_item_id) check_text("client_item_id", *item.client_item_id, kMaxClientItemIdLength);
   if (item.vesting_delay.count() < 0) {
-    throw InvalidArgument("vesting_delay must be zero or positive, got " +
-                          std::to_string(item.vesting_delay.count()) + " ms");
+    throw InvalidArgument("vesting_delay must be zero or positive, got " + std::to_string(item.vesting_delay.count()) +
+                          " ms");
   }
   PayloadChecker checker;
   if (!nlohmann::json::sax_parse(item.payload, &checker)) {

@@ -22,8 +22,8 @@ class ConsumerMembership {
  public:
   static constexpr const char* kRolePrefix = "member:";
 
-  ConsumerMembership(core::DatabaseRuntime& database, std::string consumer_id,
-                     std::chrono::milliseconds lease_duration, bool enabled);
+  ConsumerMembership(core::DatabaseRuntime& database, std::string consumer_id, std::chrono::milliseconds lease_duration,
+                     bool enabled);
 
   // Renews the membership and re-reads the members when due. On error the last known members
   // stay in use and the exception propagates.

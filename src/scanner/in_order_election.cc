@@ -26,8 +26,7 @@ void InOrderElection::tick(pqxx::connection& conn) {
   next_claim_ = now + lease_duration_ / 3;
   if (holds() != had_role) {
     util::component_logger("quick.election")
-        ->info("{} the in-order Scanner role on database {}", holds() ? "took" : "lost",
-               database_.config.name);
+        ->info("{} the in-order Scanner role on database {}", holds() ? "took" : "lost", database_.config.name);
   }
 }
 

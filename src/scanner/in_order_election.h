@@ -20,8 +20,8 @@ class InOrderElection {
  public:
   static constexpr const char* kRole = "in_order_scanner";
 
-  InOrderElection(core::DatabaseRuntime& database, std::string holder,
-                  std::chrono::milliseconds lease_duration, bool enabled);
+  InOrderElection(core::DatabaseRuntime& database, std::string holder, std::chrono::milliseconds lease_duration,
+                  bool enabled);
 
   // Claims or renews the role when due. On error the role is considered lost (so two consumers
   // rarely both act in order) and the exception propagates.

@@ -10,13 +10,12 @@ int selection_size(std::size_t candidates, double selection_frac, int selection_
   if (candidates == 0) return 0;
   // The epsilon keeps exact products exact: 100 * 0.07 is 7.000000000000001 in binary.
   const double wanted = std::ceil(static_cast<double>(candidates) * selection_frac - 1e-9);
-  return static_cast<int>(std::min<double>({wanted, static_cast<double>(selection_max),
-                                            static_cast<double>(candidates)}));
+  return static_cast<int>(
+      std::min<double>({wanted, static_cast<double>(selection_max), static_cast<double>(candidates)}));
 }
 
-std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
-                                         double selection_frac, int selection_max, bool in_order,
-                                         std::mt19937_64& random, int in_order_min) {
+std::vector<std::string> select_pointers(const std::vector<std::string>& candidates, double selection_frac,
+                                         int selection_max, bool in_order, std::mt19937_64& random, int in_order_min) {
   return select_eligible_pointers(candidates, std::vector<bool>(candidates.size(), true), candidates.size(),
                                   selection_frac, selection_max, in_order, random, in_order_min);
 }
@@ -30,7 +29,8 @@ std::vector<std::string> select_eligible_pointers(const std::vector<std::string>
   count = std::min(count, static_cast<int>(eligible.size()));
   if (in_order) return std::vector<std::string>(eligible.begin(), eligible.begin() + count);
   std::vector<std::string> own, others;
-  for (std::size_t i = 0; i < eligible.size(); ++i) (i < owned.size() && owned[i] ? own : others).push_back(eligible[i]);
+  for (std::size_t i = 0; i < eligible.size(); ++i)
+    (i < owned.size() && owned[i] ? own : others).push_back(eligible[i]);
   std::vector<std::string> selected;
   selected.reserve(static_cast<std::size_t>(count));
   const int from_own = std::min(count, static_cast<int>(own.size()));
@@ -48,7 +48,8 @@ std::vector<std::vector<std::string>> split_into_batches(const std::vector<std::
   std::size_t start = 0;
   for (std::size_t b = 0; b < count; ++b) {
     const std::size_t size = base + (b < extra ? 1 : 0);
-    batches.emplace_back(selected.begin() + static_cast<long>(start), selected.begin() + static_cast<long>(start + size));
+    batches.emplace_back(selected.begin() + static_cast<long>(start),
+                         selected.begin() + static_cast<long>(start + size));
     start += size;
   }
   return batches;

@@ -22,9 +22,9 @@ namespace quick::scanner {
 // How many pointers a scan selects out of `candidates`.
 int selection_size(std::size_t candidates, double selection_frac, int selection_max);
 
-std::vector<std::string> select_pointers(const std::vector<std::string>& candidates,
-                                         double selection_frac, int selection_max, bool in_order,
-                                         std::mt19937_64& random, int in_order_min = 1);
+std::vector<std::string> select_pointers(const std::vector<std::string>& candidates, double selection_frac,
+                                         int selection_max, bool in_order, std::mt19937_64& random,
+                                         int in_order_min = 1);
 
 // The same selection when tenants are partitioned between consumers (tenant_partition.h): the
 // count is computed over all `visible` candidates, as if alone (the partition, not the fraction,

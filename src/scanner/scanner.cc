@@ -58,8 +58,7 @@ bool has_room(const ConsumerCore& core) {
 }
 
 // Waits for room; returns false when stopping.
-bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDatabase>>& databases,
-                   spdlog::logger& log) {
+bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlog::logger& log) {
   while (!core.stop_scanning.requested()) {
     if (has_room(core)) return true;
     tick_leases(databases, log);
@@ -80,9 +79,9 @@ bool busy_zone(const std::vector<std::string>& well_stocked, core::DatabaseRunti
 
 struct ScanOutcome {
   int selected = 0;
-  bool go_on = false;         // a full peek that selected something: the database's turn goes on
-  bool peek_again = false;    // left out zones whose visits ended during the peek: look again now
-  bool all_busy = false;      // vested pointers were found, but this consumer is busy with them all
+  bool go_on = false;       // a full peek that selected something: the database's turn goes on
+  bool peek_again = false;  // left out zones whose visits ended during the peek: look again now
+  bool all_busy = false;    // vested pointers were found, but this consumer is busy with them all
 };
 
 // One peek-select-dispatch step in one database.
@@ -138,8 +137,8 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
         ->info("database {}: visits of up to {} zones ({})", db.runtime->config.name, visit_size,
                alone ? "the only live consumer" : "not known to be the only live consumer");
   }
-  auto selected = select_eligible_pointers(eligible, owned, candidates, scanner.selection_frac,
-                                           scanner.selection_max, in_order, random, visit_size);
+  auto selected = select_eligible_pointers(eligible, owned, candidates, scanner.selection_frac, scanner.selection_max,
+                                           in_order, random, visit_size);
   // Room again, now: a visit that ended during the peek may have filled the buffer (and its
   // zone, no longer "in progress", may have been selected again). Its items landed before its
   // zone was unmarked, so this check sees them. Nothing dispatched then: wait as when busy.
@@ -173,8 +172,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   for (auto& runtime : core.databases) {
     databases.push_back(std::make_unique<ScannedDatabase>(ScannedDatabase{
         runtime.get(), core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
-        InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
-                        scanner.in_order_election),
+        InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration, scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}}));
@@ -207,8 +205,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
           db.retry_delay.reset();
           if (!outcome.go_on && !outcome.peek_again) break;
         } catch (...) {
-          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
-                                      db.retry_delay, core.stop_scanning);
+          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session, db.retry_delay,
+                                  core.stop_scanning);
           break;
         }
       }

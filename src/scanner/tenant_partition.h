@@ -33,8 +33,8 @@ class TenantPartition {
 
  private:
   std::string self_;
-  std::vector<std::string> members_;     // sorted, distinct, includes self_
-  std::vector<std::uint64_t> seeds_;     // hash of each member id, same order
+  std::vector<std::string> members_;  // sorted, distinct, includes self_
+  std::vector<std::uint64_t> seeds_;  // hash of each member id, same order
   std::size_t self_index_ = 0;
 };
 

@@ -2,9 +2,9 @@
 #include <pqxx/pqxx>
 
 #include "embedded_sql.h"
-#include "schema/sql_definitions.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
+#include "schema/sql_definitions.h"
 #include "store/sql_errors.h"
 
 namespace quick {
@@ -78,13 +78,12 @@ void require_current_schema(pqxx::connection& conn) {
   if (applied == latest) {
     const auto stale = schema::stale_functions(conn);
     if (stale.empty()) return;
-    throw SchemaError("database " + std::string(conn.dbname()) + " has an older definition of " +
-                      stale.front() + (stale.size() > 1 ? " and " + std::to_string(stale.size() - 1) + " more functions" : "") +
+    throw SchemaError("database " + std::string(conn.dbname()) + " has an older definition of " + stale.front() +
+                      (stale.size() > 1 ? " and " + std::to_string(stale.size() - 1) + " more functions" : "") +
                       " than this build: run `quick migrate`");
   }
   if (applied == 0) {
-    throw SchemaError("database " + std::string(conn.dbname()) +
-                      " has no quick schema: run `quick migrate` first");
+    throw SchemaError("database " + std::string(conn.dbname()) + " has no quick schema: run `quick migrate` first");
   }
   if (applied < latest) {
     throw SchemaError("database " + std::string(conn.dbname()) + " is at quick schema version " +
@@ -92,8 +91,8 @@ void require_current_schema(pqxx::connection& conn) {
                       ": run `quick migrate`");
   }
   throw SchemaError("database " + std::string(conn.dbname()) + " is at quick schema version " +
-                    std::to_string(applied) + ", newer than this build (" +
-                    std::to_string(latest) + "): upgrade quick-pg");
+                    std::to_string(applied) + ", newer than this build (" + std::to_string(latest) +
+                    "): upgrade quick-pg");
 }
 
 MigrationReport migrate(pqxx::connection& conn) {
@@ -114,12 +113,11 @@ MigrationReport migrate(pqxx::connection& conn) {
       run_script(conn, migration.sql);
     } catch (const std::exception& error) {
       rollback_quietly(conn);
-      throw SchemaError("migration " + label + " failed and was rolled back: " +
-                        store::primary_message(error));
+      throw SchemaError("migration " + label + " failed and was rolled back: " + store::primary_message(error));
     }
     if (read_applied_version(conn) != migration.version) {
-      throw SchemaError("migration " + label + " ran but did not record version " +
-                        std::to_string(migration.version) + " in quick.schema_migrations");
+      throw SchemaError("migration " + label + " ran but did not record version " + std::to_string(migration.version) +
+                        " in quick.schema_migrations");
     }
     report.applied.push_back(label);
   }

@@ -18,8 +18,7 @@ const std::regex kFunctionHead(R"(CREATE OR REPLACE FUNCTION quick\.([a-z_][a-z0
 
 std::vector<FunctionSource> functions_in(const std::string& file, const std::string& sql) {
   std::vector<FunctionSource> found;
-  for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kFunctionHead); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kFunctionHead); it != std::sregex_iterator(); ++it) {
     const auto head_end = static_cast<std::size_t>(it->position(0) + it->length(0));
     const auto open = sql.find("$$", head_end);
     const auto close = open == std::string::npos ? open : sql.find("$$", open + 2);
@@ -49,8 +48,7 @@ void apply_definitions(pqxx::connection& conn) {
     try {
       txn.exec(definition.sql);
     } catch (const std::exception& error) {
-      throw SchemaError(std::string(definition.path) + " failed and was rolled back: " +
-                        store::primary_message(error));
+      throw SchemaError(std::string(definition.path) + " failed and was rolled back: " + store::primary_message(error));
     }
   }
   txn.commit();

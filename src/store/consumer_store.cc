@@ -36,8 +36,23 @@ ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string
                                  interval_text(item_lease_duration), interval_text(min_inactive),
                                  array_literal(excluded_job_types));
   // Columns by position (see sql/queries/visit_zones.sql): this runs for every item.
-  enum Column { kKind, kTenant, kAction, kItemId, kJobType, kPriority, kLeaseId, kErrorCount, kPayload,
-                kClientItemId, kLastError, kEnqueuedAt, kReadyLag, kAge, kPointerLag };
+  enum Column {
+    kKind,
+    kTenant,
+    kAction,
+    kItemId,
+    kJobType,
+    kPriority,
+    kLeaseId,
+    kErrorCount,
+    kPayload,
+    kClientItemId,
+    kLastError,
+    kEnqueuedAt,
+    kReadyLag,
+    kAge,
+    kPointerLag
+  };
   visit.items.reserve(result.size());
   for (const auto& row : result) {
     const char kind = row[kKind].c_str()[0];  // 'i'tem, 'p'ointer, 'c'onflict
@@ -81,8 +96,8 @@ std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
     ids.push_back(std::to_string(id));
     lease_ids.push_back(lease);
   }
-  const auto result = exec_named(txn, QUICK_QUERY(extend_item_leases), array_literal(ids),
-                                 array_literal(lease_ids), interval_text(lease_duration));
+  const auto result = exec_named(txn, QUICK_QUERY(extend_item_leases), array_literal(ids), array_literal(lease_ids),
+                                 interval_text(lease_duration));
   std::vector<std::int64_t> extended;
   extended.reserve(result.size());
   for (const auto& row : result) extended.push_back(row[0].as<std::int64_t>());

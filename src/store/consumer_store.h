@@ -19,7 +19,7 @@
 namespace quick::store {
 
 struct DequeuedItem {
-  Item item;  // lease_id is the new item lease
+  Item item;                               // lease_id is the new item lease
   std::chrono::microseconds ready_lag{0};  // how long it had been vested when dequeued
   std::chrono::microseconds age{0};        // time since enqueue, when dequeued
 };
@@ -28,7 +28,7 @@ struct DequeuedItem {
 struct VisitedZone {
   std::string tenant;
   SettleAction action = SettleAction::kRequeued;  // requeued, parked, collected or released_busy
-  std::chrono::microseconds pointer_lag{0};        // how long the pointer had been vested
+  std::chrono::microseconds pointer_lag{0};       // how long the pointer had been vested
 };
 
 struct ZoneVisit {

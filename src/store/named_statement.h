@@ -24,8 +24,7 @@ struct NamedStatement {
   ::quick::store::NamedStatement { "quick_" #query_name, ::quick::embedded::query::query_name }
 
 template <typename... Args>
-pqxx::result exec_named(pqxx::transaction_base& txn, const NamedStatement& statement,
-                        Args&&... args) {
+pqxx::result exec_named(pqxx::transaction_base& txn, const NamedStatement& statement, Args&&... args) {
   txn.conn().prepare(statement.name, statement.sql);
   return txn.exec_prepared(statement.name, std::forward<Args>(args)...);
 }

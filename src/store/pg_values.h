@@ -24,9 +24,7 @@ std::string array_literal(const std::vector<std::string>& elements);
 std::string array_literal(const std::vector<bool>& elements);
 
 // A nullable text parameter: libpqxx sends a null char pointer as SQL NULL.
-inline const char* nullable(const std::optional<std::string>& value) {
-  return value ? value->c_str() : nullptr;
-}
+inline const char* nullable(const std::optional<std::string>& value) { return value ? value->c_str() : nullptr; }
 
 // Epoch microseconds (as produced by extract(epoch ...) * 1e6) to a database-clock time point.
 DbTime db_time_from_micros(std::int64_t micros);

@@ -24,8 +24,7 @@ std::vector<PeekedPointer> peeked_from(const pqxx::result& result) {
   std::vector<PeekedPointer> pointers;
   pointers.reserve(result.size());
   for (const auto& row : result) {
-    pointers.push_back(PeekedPointer{row[0].as<std::string>(),
-                                     db_time_from_micros(row[1].as<std::int64_t>())});
+    pointers.push_back(PeekedPointer{row[0].as<std::string>(), db_time_from_micros(row[1].as<std::int64_t>())});
   }
   return pointers;
 }
@@ -74,22 +73,19 @@ Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls)
 }
 
 
-std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn,
-                                         const std::vector<std::string>& tenants,
+std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn, const std::vector<std::string>& tenants,
                                          std::chrono::milliseconds lease_duration) {
   if (tenants.empty()) return {};
-  return leases_from(exec_named(txn, QUICK_QUERY(lease_pointers), array_literal(tenants),
-                                interval_text(lease_duration)));
+  return leases_from(
+      exec_named(txn, QUICK_QUERY(lease_pointers), array_literal(tenants), interval_text(lease_duration)));
 }
 
 std::vector<PointerLease> lease_next_pointers(pqxx::transaction_base& txn, int max_pointers,
                                               std::chrono::milliseconds lease_duration) {
-  return leases_from(exec_named(txn, QUICK_QUERY(lease_next_pointers), max_pointers,
-                                interval_text(lease_duration)));
+  return leases_from(exec_named(txn, QUICK_QUERY(lease_next_pointers), max_pointers, interval_text(lease_duration)));
 }
 
-std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn,
-                                            const std::vector<PointerVisit>& visits,
+std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn, const std::vector<PointerVisit>& visits,
                                             std::chrono::milliseconds min_inactive) {
   if (visits.empty()) return {};
   std::vector<std::string> tenants, lease_ids;
@@ -102,14 +98,12 @@ std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn,
     lease_ids.push_back(visit.lease_id);
     found.push_back(visit.items_found);
   }
-  const auto result = exec_named(txn, QUICK_QUERY(settle_pointers), array_literal(tenants),
-                                 array_literal(lease_ids), array_literal(found),
-                                 interval_text(min_inactive));
+  const auto result = exec_named(txn, QUICK_QUERY(settle_pointers), array_literal(tenants), array_literal(lease_ids),
+                                 array_literal(found), interval_text(min_inactive));
   std::vector<SettledPointer> settled;
   settled.reserve(result.size());
   for (const auto& row : result) {
-    SettledPointer pointer{row[0].as<std::string>(), parse_settle_action(row[1].as<std::string>()),
-                           std::nullopt};
+    SettledPointer pointer{row[0].as<std::string>(), parse_settle_action(row[1].as<std::string>()), std::nullopt};
     if (!row[2].is_null()) pointer.next_vesting_time = db_time_from_micros(row[2].as<std::int64_t>());
     settled.push_back(std::move(pointer));
   }

@@ -42,8 +42,7 @@ struct PointerLease {
 
 // Leases those of `tenants` whose pointers are vested and not locked by another consumer right
 // now; returns the ones won. Never waits.
-std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn,
-                                         const std::vector<std::string>& tenants,
+std::vector<PointerLease> lease_pointers(pqxx::transaction_base& txn, const std::vector<std::string>& tenants,
                                          std::chrono::milliseconds lease_duration);
 
 // Leases up to `max_pointers` vested pointers in vesting order (the in-order Scanner). Never waits.
@@ -77,8 +76,7 @@ struct SettledPointer {
 
 // Algorithm 2, lines 7-12, for many pointers at once. `txn` must be READ COMMITTED (the SQL
 // function refuses anything else) and should commit right after.
-std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn,
-                                            const std::vector<PointerVisit>& visits,
+std::vector<SettledPointer> settle_pointers(pqxx::transaction_base& txn, const std::vector<PointerVisit>& visits,
                                             std::chrono::milliseconds min_inactive);
 
 // Applies up to `max_requests` pull requests (enqueues of earlier items into parked zones that

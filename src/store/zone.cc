@@ -16,15 +16,14 @@ namespace {
 
 void require_positive(const char* name, long long value, const char* unit) {
   if (value <= 0) {
-    throw InvalidArgument(std::string(name) + " must be positive, got " + std::to_string(value) +
-                          unit);
+    throw InvalidArgument(std::string(name) + " must be positive, got " + std::to_string(value) + unit);
   }
 }
 
 void require_not_negative(const char* name, std::chrono::milliseconds value) {
   if (value.count() < 0) {
-    throw InvalidArgument(std::string(name) + " must be zero or positive, got " +
-                          std::to_string(value.count()) + " ms");
+    throw InvalidArgument(std::string(name) + " must be zero or positive, got " + std::to_string(value.count()) +
+                          " ms");
   }
 }
 
@@ -37,30 +36,25 @@ void require_lease_id(const std::string& lease_id) {
   }
 }
 
-Outcome outcome_of(const pqxx::result& result) {
-  return store::parse_outcome(result.at(0)[0].as<std::string>());
-}
+Outcome outcome_of(const pqxx::result& result) { return store::parse_outcome(result.at(0)[0].as<std::string>()); }
 
 }  // namespace
 
-std::vector<Item> peek_in(pqxx::transaction_base& txn, const std::string& tenant,
-                          const PeekOptions& options) {
+std::vector<Item> peek_in(pqxx::transaction_base& txn, const std::string& tenant, const PeekOptions& options) {
   require_positive("max_items", options.max_items, "");
   return store::translating_input_errors([&] {
-    return store::items_from_result(store::exec_named(txn, QUICK_QUERY(peek_items), tenant,
-                                                      options.max_items,
-                                                      store::nullable(options.job_type)));
+    return store::items_from_result(
+        store::exec_named(txn, QUICK_QUERY(peek_items), tenant, options.max_items, store::nullable(options.job_type)));
   });
 }
 
-std::vector<Item> dequeue_in(pqxx::transaction_base& txn, const std::string& tenant,
-                             const DequeueOptions& options) {
+std::vector<Item> dequeue_in(pqxx::transaction_base& txn, const std::string& tenant, const DequeueOptions& options) {
   require_positive("max_items", options.max_items, "");
   require_positive("lease_duration", options.lease_duration.count(), " ms");
   return store::translating_input_errors([&] {
-    return store::items_from_result(store::exec_named(
-        txn, QUICK_QUERY(dequeue_items), tenant, options.max_items,
-        store::interval_text(options.lease_duration), store::nullable(options.job_type)));
+    return store::items_from_result(store::exec_named(txn, QUICK_QUERY(dequeue_items), tenant, options.max_items,
+                                                      store::interval_text(options.lease_duration),
+                                                      store::nullable(options.job_type)));
   });
 }
 
@@ -68,9 +62,8 @@ LeaseResult obtain_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
                             std::chrono::milliseconds lease_duration) {
   require_positive("lease_duration", lease_duration.count(), " ms");
   return store::translating_input_errors([&] {
-    const auto row = store::exec_named(txn, QUICK_QUERY(obtain_item_lease), item_id,
-                                       store::interval_text(lease_duration))
-                         .at(0);
+    const auto row =
+        store::exec_named(txn, QUICK_QUERY(obtain_item_lease), item_id, store::interval_text(lease_duration)).at(0);
     LeaseResult result;
     result.outcome = store::parse_outcome(row[0].as<std::string>());
     if (result.outcome == Outcome::kDone) {
@@ -81,8 +74,8 @@ LeaseResult obtain_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
   });
 }
 
-ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                             const std::string& lease_id, std::chrono::milliseconds lease_duration) {
+ExtendResult extend_lease_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id,
+                             std::chrono::milliseconds lease_duration) {
   require_positive("lease_duration", lease_duration.count(), " ms");
   require_lease_id(lease_id);
   return store::translating_input_errors([&] {
@@ -108,20 +101,18 @@ Outcome cancel_in(pqxx::transaction_base& txn, std::int64_t item_id) {
   return outcome_of(store::exec_named(txn, QUICK_QUERY(complete_item), item_id, nullptr));
 }
 
-Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                   const std::optional<std::string>& lease_id,
+Outcome requeue_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::optional<std::string>& lease_id,
                    std::chrono::milliseconds vesting_delay, const std::optional<std::string>& error) {
   require_not_negative("vesting_delay", vesting_delay);
   if (lease_id) require_lease_id(*lease_id);
   return store::translating_input_errors([&] {
-    return outcome_of(store::exec_named(txn, QUICK_QUERY(requeue_item), item_id,
-                                        store::nullable(lease_id),
+    return outcome_of(store::exec_named(txn, QUICK_QUERY(requeue_item), item_id, store::nullable(lease_id),
                                         store::interval_text(vesting_delay), store::nullable(error)));
   });
 }
 
-Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id,
-                         const std::string& lease_id, std::chrono::milliseconds vesting_delay) {
+Outcome release_lease_in(pqxx::transaction_base& txn, std::int64_t item_id, const std::string& lease_id,
+                         std::chrono::milliseconds vesting_delay) {
   require_not_negative("vesting_delay", vesting_delay);
   require_lease_id(lease_id);
   return store::translating_input_errors([&] {

@@ -26,9 +26,9 @@ class LatencyHistogram {
 
   mutable std::mutex mutex_;
   std::array<std::uint64_t, kBuckets> counts_{};  // guarded by mutex_
-  std::uint64_t total_ = 0;                        // guarded by mutex_
-  double sum_micros_ = 0;                          // guarded by mutex_
-  double max_micros_ = 0;                          // guarded by mutex_
+  std::uint64_t total_ = 0;                       // guarded by mutex_
+  double sum_micros_ = 0;                         // guarded by mutex_
+  double max_micros_ = 0;                         // guarded by mutex_
 };
 
 }  // namespace quick::util

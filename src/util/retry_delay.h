@@ -6,8 +6,8 @@
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <random>
 
 namespace quick::util {

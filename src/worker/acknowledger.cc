@@ -3,10 +3,10 @@
 #include <deque>
 
 #include "core/database_session.h"
+#include "core/lease_keeper.h"
 #include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
-#include "core/lease_keeper.h"
 
 namespace quick::worker {
 namespace {
@@ -72,7 +72,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       return true;
     } catch (...) {
       const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
-                                                     &sessions[db], retry_delays[db], core.stop_background);
+                                                 &sessions[db], retry_delays[db], core.stop_background);
       if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
       if (error.kind == store::ErrorKind::kPermanent) {
         // Repeating will not help; the items vest again when their leases run out.
@@ -97,9 +97,8 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     }
     for (std::size_t db = 0; db < pending.size(); ++db) {
       auto& batch = pending[db];
-      const bool due = !batch.acks.empty() &&
-                       (stopping || now - batch.oldest >= worker.ack_interval ||
-                        batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
+      const bool due = !batch.acks.empty() && (stopping || now - batch.oldest >= worker.ack_interval ||
+                                               batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
       if (due) flush(db);
     }
     // The other writes of this thread: lease extensions of the items held (LeaseKeeper), every
@@ -111,7 +110,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
           core.lease_keeper->extend(static_cast<int>(db), sessions[db].connection());
         } catch (...) {
           core::handle_loop_error(core, *log, "lease extension", core.databases[db]->config.name, &sessions[db],
-                                      retry_delays[db], core.stop_background);
+                                  retry_delays[db], core.stop_background);
         }
       }
     }
@@ -124,8 +123,9 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   }
   for (std::size_t db = 0; db < pending.size(); ++db) {
     if (!pending[db].acks.empty()) {
-      log->warn("{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
-                pending[db].acks.size(), core.databases[db]->config.name);
+      log->warn(
+          "{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
+          pending[db].acks.size(), core.databases[db]->config.name);
     }
   }
 }

@@ -13,9 +13,8 @@ namespace quick::worker {
 
 class WorkerJobContext : public JobContext {
  public:
-  WorkerJobContext(const core::ConsumerCore& core, const core::HeldItemPtr& held,
-                   core::DatabaseSession& session, int attempt,
-                   std::chrono::steady_clock::time_point deadline, std::chrono::microseconds waited)
+  WorkerJobContext(const core::ConsumerCore& core, const core::HeldItemPtr& held, core::DatabaseSession& session,
+                   int attempt, std::chrono::steady_clock::time_point deadline, std::chrono::microseconds waited)
       : core_(core), held_(held), session_(session), attempt_(attempt), deadline_(deadline), waited_(waited) {}
 
   const Item& item() const override { return held_->item; }

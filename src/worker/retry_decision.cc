@@ -32,7 +32,9 @@ FailureDecision decide_after_failure(const RetryPolicy& policy, const FailureFac
   }
   if (policy.give_up_after.count() > 0 && facts.age >= policy.give_up_after) {
     decision.kind = FailureDecision::Kind::kGiveUp;
-    decision.reason = "gave up " + util::format_duration(std::chrono::duration_cast<std::chrono::microseconds>(policy.give_up_after)) +
+    decision.reason = "gave up " +
+                      util::format_duration(
+                          std::chrono::duration_cast<std::chrono::microseconds>(policy.give_up_after)) +
                       " after enqueue (give_up_after)";
     return decision;
   }
@@ -41,8 +43,7 @@ FailureDecision decide_after_failure(const RetryPolicy& policy, const FailureFac
     return decision;
   }
   decision.kind = FailureDecision::Kind::kRequeue;
-  decision.delay = facts.requested_delay ? *facts.requested_delay
-                                         : backoff_delay(policy, failures_before, unit_random);
+  decision.delay = facts.requested_delay ? *facts.requested_delay : backoff_delay(policy, failures_before, unit_random);
   return decision;
 }
 

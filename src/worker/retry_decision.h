@@ -27,10 +27,10 @@ struct FailureDecision {
 // Attempts are numbered error_count + inline_retries_done + 1: every failed attempt counts,
 // in-line retries included, for max_attempts and for the backoff.
 struct FailureFacts {
-  int error_count = 0;            // item.error_count: failures recorded before this visit
-  int inline_retries_done = 0;    // in-line retries already made in this visit (each one a failure)
+  int error_count = 0;               // item.error_count: failures recorded before this visit
+  int inline_retries_done = 0;       // in-line retries already made in this visit (each one a failure)
   std::chrono::microseconds age{0};  // time since enqueue
-  bool permanent = false;         // the handler said so
+  bool permanent = false;            // the handler said so
   std::optional<std::chrono::milliseconds> requested_delay;  // JobResult::retry_after
 };
 

@@ -3,11 +3,11 @@
 #include <random>
 
 #include "core/database_session.h"
+#include "core/lease_keeper.h"
 #include "quick/zone.h"
 #include "store/error_classification.h"
 #include "util/logging.h"
 #include "worker/job_context.h"
-#include "core/lease_keeper.h"
 #include "worker/retry_decision.h"
 
 namespace quick::worker {
@@ -35,8 +35,11 @@ struct AttemptOutcome {
 class WorkerLoop {
  public:
   WorkerLoop(std::shared_ptr<ConsumerCore> core, int index)
-      : core_owner_(std::move(core)), core_(*core_owner_), index_(index),
-        log_(util::component_logger("quick.worker")), random_(std::random_device{}()) {
+      : core_owner_(std::move(core)),
+        core_(*core_owner_),
+        index_(index),
+        log_(util::component_logger("quick.worker")),
+        random_(std::random_device{}()) {
     for (const auto& runtime : core_.databases) {
       sessions_.emplace_back(runtime->config.url, "quick/" + core_.config.consumer_id + "/worker");
     }
@@ -79,7 +82,8 @@ class WorkerLoop {
       return;
     }
     const auto started = Clock::now();
-    const auto waited = held->ready_lag + std::chrono::duration_cast<std::chrono::microseconds>(started - held->dequeued_at);
+    const auto waited = held->ready_lag +
+                        std::chrono::duration_cast<std::chrono::microseconds>(started - held->dequeued_at);
     core_.counters.pickup_latency.record(waited);
     const auto deadline = started + type.execution_bound;
     held->deadline_ns.store(deadline.time_since_epoch().count());
@@ -87,13 +91,13 @@ class WorkerLoop {
 
     int inline_retries = 0;
     while (true) {
-      AttemptOutcome outcome =
-          attempt(handler->second, held, item.error_count + inline_retries + 1, deadline, waited);
+      AttemptOutcome outcome = attempt(handler->second, held, item.error_count + inline_retries + 1, deadline, waited);
       std::optional<FailureDecision> decision;
       if (outcome.kind == AttemptOutcome::Kind::kFailed) {
         FailureFacts facts{item.error_count, inline_retries, held->age_now(), false, outcome.retry_delay};
         decision = decide_after_failure(type.retry, facts, unit_random());
-        const bool may_retry_now = Clock::now() < deadline && !held->lease_lost.load() && !core_.stop_handlers.requested();
+        const bool may_retry_now = Clock::now() < deadline && !held->lease_lost.load() &&
+                                   !core_.stop_handlers.requested();
         if (decision->kind == FailureDecision::Kind::kRetryInline && may_retry_now) {
           ++inline_retries;
           core::add(core_.counters.items_inline_retries);
@@ -103,8 +107,9 @@ class WorkerLoop {
         if (decision->kind == FailureDecision::Kind::kRetryInline) {
           // No time left for an in-line retry: requeue after the backoff instead.
           decision->kind = FailureDecision::Kind::kRequeue;
-          decision->delay = outcome.retry_delay ? *outcome.retry_delay
-                                                : backoff_delay(type.retry, item.error_count + inline_retries, unit_random());
+          decision->delay = outcome.retry_delay
+                                ? *outcome.retry_delay
+                                : backoff_delay(type.retry, item.error_count + inline_retries, unit_random());
         }
       }
       core_.counters.handler_duration.record(
@@ -213,9 +218,7 @@ class WorkerLoop {
               const std::optional<FailureDecision>& decision, int failed_attempts) {
     const Item& item = held->item;
     switch (outcome.kind) {
-      case AttemptOutcome::Kind::kCompleted:
-        core::add(core_.counters.items_done);
-        return;
+      case AttemptOutcome::Kind::kCompleted: core::add(core_.counters.items_done); return;
       case AttemptOutcome::Kind::kDone:
         acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "", 0);
         return;
@@ -226,9 +229,7 @@ class WorkerLoop {
       case AttemptOutcome::Kind::kInterruptedByStop:
         acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "", 0);
         return;
-      case AttemptOutcome::Kind::kPermanent:
-        give_up(held, type, outcome.reason, failed_attempts);
-        return;
+      case AttemptOutcome::Kind::kPermanent: give_up(held, type, outcome.reason, failed_attempts); return;
       case AttemptOutcome::Kind::kFailed:
         if (decision->kind == FailureDecision::Kind::kGiveUp) {
           give_up(held, type, outcome.reason + "; " + decision->reason, failed_attempts);
@@ -245,8 +246,8 @@ class WorkerLoop {
     const bool keep = type.retry.on_permanent_failure == PermanentFailureAction::kMoveToDeadItems;
     log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id, held->item.tenant,
                 held->item.job_type, reason, keep ? "moved to quick.dead_items" : "deleted");
-    acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0),
-                reason, failed_attempts);
+    acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0), reason,
+                failed_attempts);
   }
 
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,

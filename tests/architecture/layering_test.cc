@@ -140,8 +140,8 @@ TEST(LayeringTest, NamespacesFollowFolders) {
       const std::string name = match[1].str();
       const std::string expected = "quick::" + file.folder;
       EXPECT_TRUE(name == "quick" || name == expected || name.rfind(expected + "::", 0) == 0)
-          << file.relative << " opens namespace " << name << "; files in src/" << file.folder << "/ use "
-          << expected << " (or quick, for definitions of the public API)";
+          << file.relative << " opens namespace " << name << "; files in src/" << file.folder << "/ use " << expected
+          << " (or quick, for definitions of the public API)";
     }
   }
 }
@@ -184,8 +184,9 @@ TEST(LayeringTest, ThePublicHeaderTableNamesWhereEachHeaderIsImplemented) {
   for (const auto& file : library_and_tool_sources()) {
     if (file.path.extension() != ".cc" || file.folder == "cli") continue;
     if (file.text.find("\nnamespace quick {") == std::string::npos) continue;
-    EXPECT_TRUE(named.count(file.relative)) << file.relative << " defines public API (namespace quick) but is "
-                                                                "not in docs/architecture.md's public-header table";
+    EXPECT_TRUE(named.count(file.relative)) << file.relative
+                                            << " defines public API (namespace quick) but is "
+                                               "not in docs/architecture.md's public-header table";
   }
 }
 

@@ -1,8 +1,8 @@
 // The steady state's "baseline-b10+zone-writes" (bench/support/baseline_queue.h): the baseline
 // whose producers also make the writes QuiCK's design adds to an enqueue.
-// docs/benchmarks-history.md ("The same writes in the plain queue") reads its numbers as the cost of those writes, so these tests check, on a real server, that its
-// enqueue really makes them: the per-tenant index, a lock on each tenant's pointer that holds
-// until commit, and the move, which never waits for another producer.
+// docs/benchmarks-history.md ("The same writes in the plain queue") reads its numbers as the cost of those writes, so
+// these tests check, on a real server, that its enqueue really makes them: the per-tenant index, a lock on each
+// tenant's pointer that holds until commit, and the move, which never waits for another producer.
 #include <string>
 #include <vector>
 
@@ -52,8 +52,10 @@ class BaselineZoneWritesTest : public DatabaseTest {
   }
 
   bool moved(int tenant) {
-    return query_value<bool>("SELECT vesting_time > now() - interval '1 minute' FROM bench_baseline.zones "
-                             "WHERE tenant = '" + tenant_name(tenant) + "'");
+    return query_value<bool>(
+        "SELECT vesting_time > now() - interval '1 minute' FROM bench_baseline.zones "
+        "WHERE tenant = '" +
+        tenant_name(tenant) + "'");
   }
 };
 

@@ -5,12 +5,12 @@
 
 #include <string>
 
+#include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
-#include "support/processes.h"
-#include "quick/quick.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/processes.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -44,8 +44,10 @@ TEST_F(EnqueueCommandTest, EnqueuesOneItemAndPullsAParkedZonesPointerAtItsCommit
   EXPECT_NE(child.out().find("item " + std::to_string(id)), std::string::npos) << child.out();
   EXPECT_EQ(query_value<std::string>("SELECT payload::text FROM quick.items WHERE id = " + std::to_string(id)),
             R"({"to": "ann"})");
-  EXPECT_TRUE(query_value<bool>("SELECT p.vesting_time = i.vesting_time FROM quick.pointers p, quick.items i "
-                                "WHERE p.tenant = 'zone' AND i.id = " + std::to_string(id)))
+  EXPECT_TRUE(
+      query_value<bool>("SELECT p.vesting_time = i.vesting_time FROM quick.pointers p, quick.items i "
+                        "WHERE p.tenant = 'zone' AND i.id = " +
+                        std::to_string(id)))
       << "the pointer vests with the new item";
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0);
 }

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <memory>
 
+#include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
-#include "quick/quick.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -27,7 +27,8 @@ class WorkerCommandTest : public testing::DatabaseTest {
     return R"(consumer_id: cli-worker-test
 databases:
   - name: maindb
-    url: ")" + (database_url.empty() ? url() : database_url) + R"("
+    url: ")" +
+           (database_url.empty() ? url() : database_url) + R"("
 scanner:
   idle_poll_interval: 5ms
 manager:
@@ -61,7 +62,8 @@ job_types:
   std::unique_ptr<ChildProcess> run_refused_worker(const std::string& yaml, const std::string& name) {
     auto worker = start_worker(yaml, name);
     if (worker == nullptr) return nullptr;
-    EXPECT_TRUE(worker->wait_for(seconds(30))) << "quick worker with a bad configuration kept running:\n" << worker->err();
+    EXPECT_TRUE(worker->wait_for(seconds(30))) << "quick worker with a bad configuration kept running:\n"
+                                               << worker->err();
     return worker;
   }
 
@@ -71,7 +73,8 @@ job_types:
     const auto before = Clock::now();
     worker.signal(signal);
     ASSERT_TRUE(worker.wait_for(limit)) << "quick worker did not stop within " << limit.count() << " ms of signal "
-                                        << signal << ":\n" << worker.err();
+                                        << signal << ":\n"
+                                        << worker.err();
     std::cout << "quick worker stopped " << std::chrono::duration_cast<milliseconds>(Clock::now() - before).count()
               << " ms after signal " << signal << std::endl;
     EXPECT_EQ(worker.exit_code(), std::optional<int>(0)) << worker.describe() << "\n" << worker.err();
@@ -100,13 +103,15 @@ TEST_F(WorkerCommandTest, OkCommandGetsThePayloadOnStdinIntactAndTheItemInItsEnv
   std::string big(60000, 'x');
   const std::vector<std::pair<std::string, std::string>> payloads = {
       {"acme", R"({"n": 1})"},
-      {"acme", R"({"text": "quote \" backslash \\ tab \t newline \n unicode é 日本 😀", "nested": {"list": [1, 2.5, null, true]}})"},
+      {"acme",
+       R"({"text": "quote \" backslash \\ tab \t newline \n unicode é 日本 😀", "nested": {"list": [1, 2.5, null, true]}})"},
       {"zeta", "{\"big\": \"" + big + "\"}"},
   };
   std::map<std::int64_t, std::pair<std::string, std::string>> expected;  // id -> tenant, payload as stored
   for (const auto& [tenant, payload] : payloads) {
     const auto id = enqueue_one(tenant, "ok", payload);
-    expected[id] = {tenant, query_value<std::string>("SELECT payload::text FROM quick.items WHERE id = " + std::to_string(id))};
+    expected[id] = {tenant,
+                    query_value<std::string>("SELECT payload::text FROM quick.items WHERE id = " + std::to_string(id))};
   }
   auto worker = start_worker(config_yaml(R"(  ok:
     command: 'printf "%s|%s|%s|%s|%s\n" "$QUICK_ITEM_ID" "$QUICK_TENANT" "$QUICK_JOB_TYPE" "$QUICK_ATTEMPT" "$QUICK_DATABASE" >> "$OUT_DIR/env.txt" && cat > "$OUT_DIR/payload-$QUICK_ITEM_ID.json"'
@@ -134,7 +139,8 @@ TEST_F(WorkerCommandTest, OkCommandGetsThePayloadOnStdinIntactAndTheItemInItsEnv
     EXPECT_EQ(env[id][4], "maindb") << "QUICK_DATABASE";
     const std::string received = read_text_file(dir_ / ("payload-" + std::to_string(id) + ".json"));
     EXPECT_EQ(received.size(), tenant_payload.second.size()) << "item " << id;
-    EXPECT_TRUE(received == tenant_payload.second) << "item " << id << ": the payload on stdin differs from the stored one";
+    EXPECT_TRUE(received == tenant_payload.second)
+        << "item " << id << ": the payload on stdin differs from the stored one";
   }
   const std::string out = worker->out();
   EXPECT_NE(out.find("done=3"), std::string::npos) << "the final stats should count 3 done items:\n" << out;
@@ -160,7 +166,8 @@ TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithThe
   const std::string reason = dead[0][1].as<std::string>();
   std::cout << "dead item reasons: [" << reason << "] [" << dead[1][1].as<std::string>() << "]" << std::endl;
   EXPECT_NE(reason.find("exit code 75"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("cannot do this"), std::string::npos) << "the command's output belongs in the reason: " << reason;
+  EXPECT_NE(reason.find("cannot do this"), std::string::npos)
+      << "the command's output belongs in the reason: " << reason;
   EXPECT_EQ(read_lines(dir_ / "permanent-runs.txt").size(), 1u) << "a permanent failure is not retried";
   EXPECT_EQ(dead[0][2].as<std::string>(), R"({"a": 1})");
   EXPECT_EQ(dead[1][0].as<std::int64_t>(), custom_code);
@@ -176,9 +183,9 @@ TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff)
 )"));
   ASSERT_NE(worker, nullptr);
   const std::string item = "quick.items i WHERE i.id = " + std::to_string(id);
-  const bool retried = eventually([&] {
-    return query_value<int>("SELECT coalesce(max(error_count), 0) FROM " + item) >= 3 || worker->exited();
-  }, seconds(45));
+  const bool retried = eventually(
+      [&] { return query_value<int>("SELECT coalesce(max(error_count), 0) FROM " + item) >= 3 || worker->exited(); },
+      seconds(45));
   stop_worker(*worker);
   ASSERT_TRUE(retried) << "error_count is only " << query_value<int>("SELECT max(error_count) FROM " + item) << "\n"
                        << worker->err();
@@ -208,9 +215,10 @@ TEST_F(WorkerCommandTest, SigtermStopsTheWorkerPromptlyWithExitZeroAndPrintsStat
     command: 'true'
 )"));
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(eventually([&] {
-    return (std::filesystem::exists(dir_ / "slow-started") && count("quick.items") == 1) || worker->exited();
-  }, seconds(30))) << worker->err();
+  ASSERT_TRUE(eventually(
+      [&] { return (std::filesystem::exists(dir_ / "slow-started") && count("quick.items") == 1) || worker->exited(); },
+      seconds(30)))
+      << worker->err();
   // stop_deadline 1s + the command's SIGTERM + margin for a loaded machine.
   stop_worker(*worker, SIGTERM, seconds(6));
   const std::string out = worker->out();
@@ -234,7 +242,8 @@ TEST_F(WorkerCommandTest, SigtermWithACommandIgnoringSigtermStillExitsPromptlyAn
     command: 'trap "" TERM; echo $$ > "$OUT_DIR/stubborn.pid"; sleep 30; echo survived > "$OUT_DIR/survived"'
 )"));
   ASSERT_NE(worker, nullptr);
-  ASSERT_TRUE(eventually([&] { return read_lines(dir_ / "stubborn.pid").size() == 1 || worker->exited(); }, seconds(30)))
+  ASSERT_TRUE(
+      eventually([&] { return read_lines(dir_ / "stubborn.pid").size() == 1 || worker->exited(); }, seconds(30)))
       << worker->err();
   const pid_t group = static_cast<pid_t>(std::stol(read_lines(dir_ / "stubborn.pid").at(0)));
   ASSERT_EQ(::kill(-group, 0), 0) << "the command's process group " << group << " is not running";
@@ -243,7 +252,8 @@ TEST_F(WorkerCommandTest, SigtermWithACommandIgnoringSigtermStillExitsPromptlyAn
   const bool group_gone = eventually([&] { return ::kill(-group, 0) != 0 && errno == ESRCH; }, seconds(3));
   if (!group_gone) ::kill(-group, SIGKILL);  // do not leave it behind ourselves
   EXPECT_TRUE(group_gone) << "quick worker exited but the command's process group " << group
-                          << " is still running (orphaned):\n" << worker->err();
+                          << " is still running (orphaned):\n"
+                          << worker->err();
   EXPECT_FALSE(std::filesystem::exists(dir_ / "survived"));
 }
 
@@ -251,10 +261,12 @@ TEST_F(WorkerCommandTest, SigintStopsAnIdleWorkerWithExitZero) {
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"));
   ASSERT_NE(worker, nullptr);
   // Wait until it is really running (its Scanner has claimed the in-order role).
-  ASSERT_TRUE(eventually([&] {
-    return query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE role = 'in_order_scanner'") == 1 ||
-           worker->exited();
-  }, seconds(30)))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE role = 'in_order_scanner'") == 1 ||
+               worker->exited();
+      },
+      seconds(30)))
       << worker->err();
   stop_worker(*worker, SIGINT, seconds(5));
   EXPECT_NE(worker->out().find("items:"), std::string::npos) << worker->out();
@@ -265,7 +277,8 @@ TEST_F(WorkerCommandTest, JobTypeWithoutACommandIsRefusedNamingTheOption) {
     command: 'true'
   nocmd:
     execution_bound: 1s
-)"), "nocmd");
+)"),
+                                   "nocmd");
   ASSERT_NE(worker, nullptr);
   EXPECT_NE(worker->exit_code(), std::optional<int>(0)) << worker->describe();
   EXPECT_FALSE(worker->term_signal().has_value()) << worker->describe();
@@ -279,10 +292,10 @@ TEST_F(WorkerCommandTest, BadConfigValuesAreRefusedNamingTheOption) {
     std::string replace, with, option;  // an edit of the good configuration, and the option it breaks
   };
   const std::vector<Case> cases = {
-      {"manager:\n", "manager:\n  dequeue_max: 0\n", "manager.dequeue_max"},            // out of range
-      {"scanner:\n", "scanner:\n  peek_maxx: 10\n", "scanner.peek_maxx"},               // unknown key
-      {"stop_deadline: 1s\n", "stop_deadline: 5\n", "stop_deadline"},                   // no unit
-      {"  threads: 2\n", "  threads: two\n", "worker.threads"},                         // wrong type
+      {"manager:\n", "manager:\n  dequeue_max: 0\n", "manager.dequeue_max"},  // out of range
+      {"scanner:\n", "scanner:\n  peek_maxx: 10\n", "scanner.peek_maxx"},     // unknown key
+      {"stop_deadline: 1s\n", "stop_deadline: 5\n", "stop_deadline"},         // no unit
+      {"  threads: 2\n", "  threads: two\n", "worker.threads"},               // wrong type
   };
   const std::string good = config_yaml("  ok:\n    command: 'true'\n");
   for (std::size_t n = 0; n < cases.size(); ++n) {

@@ -64,17 +64,13 @@ class ConfigTest : public ::testing::Test {
   void set_env(const std::string& name, const char* value) {
     const char* old = std::getenv(name.c_str());
     saved_env_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
+    if (value) ::setenv(name.c_str(), value, 1);
+    else ::unsetenv(name.c_str());
   }
   void TearDown() override {
     for (auto it = saved_env_.rbegin(); it != saved_env_.rend(); ++it) {
-      if (it->second)
-        ::setenv(it->first.c_str(), it->second->c_str(), 1);
-      else
-        ::unsetenv(it->first.c_str());
+      if (it->second) ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      else ::unsetenv(it->first.c_str());
     }
   }
 
@@ -86,9 +82,7 @@ class ConfigTest : public ::testing::Test {
     std::filesystem::create_directories(dir);
     return (dir / name).string();
   }
-  static void write_file(const std::string& path, const std::string& text) {
-    std::ofstream(path) << text;
-  }
+  static void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
  private:
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_env_;
@@ -120,8 +114,8 @@ TEST_F(ConfigTest, MinimalYamlGivesTheDefaultsAndNamesTheDatabase) {
 }
 
 TEST_F(ConfigTest, EmptySectionsMeanDefaults) {
-  const ConsumerConfig config =
-      parse_config_yaml(std::string(kOneDatabase) + "scanner:\nmanager: {}\njob_types:\n  x:\n");
+  const ConsumerConfig config = parse_config_yaml(std::string(kOneDatabase) +
+                                                  "scanner:\nmanager: {}\njob_types:\n  x:\n");
   EXPECT_EQ(config.scanner.peek_max, 1000);
   EXPECT_EQ(config.job_types.at("x").execution_bound, minutes(5));
 }
@@ -214,10 +208,8 @@ TEST_F(ConfigTest, ScannerRangesNameTheOption) {
       {"scanner: {selection_frac: .nan}", "scanner.selection_frac must be > 0 and <= 1"},
       {"scanner: {selection_max: 0}", "scanner.selection_max must be >= 1, got 0"},
       {"scanner: {processing_bound: -1}", "scanner.processing_bound must be >= 1, got -1"},
-      {"scanner: {idle_poll_interval: 0ms}",
-       "scanner.idle_poll_interval must be between 1ms and 10s, got 0s"},
-      {"scanner: {idle_poll_interval: 11s}",
-       "scanner.idle_poll_interval must be between 1ms and 10s, got 11s"},
+      {"scanner: {idle_poll_interval: 0ms}", "scanner.idle_poll_interval must be between 1ms and 10s, got 0s"},
+      {"scanner: {idle_poll_interval: 11s}", "scanner.idle_poll_interval must be between 1ms and 10s, got 11s"},
       {"scanner: {in_order_lease_duration: 999ms}",
        "scanner.in_order_lease_duration must be between 1s and 10m, got 999ms"},
       {"scanner: {in_order_lease_duration: 11m}",
@@ -237,8 +229,7 @@ TEST_F(ConfigTest, ManagerRangesNameTheOption) {
       {"manager: {p_duration: 601s}", "manager.p_duration must be between 100ms and 10m, got 601s"},
       {"manager: {min_inactive: 25h}", "manager.min_inactive must be between 0s and 24h, got 25h"},
       {"manager: {pointers_per_batch: 0}", "manager.pointers_per_batch must be between 1 and 1000"},
-      {"manager: {pointers_per_batch: 1001}",
-       "manager.pointers_per_batch must be between 1 and 1000"},
+      {"manager: {pointers_per_batch: 1001}", "manager.pointers_per_batch must be between 1 and 1000"},
       {"manager: {pointers_per_batch_alone: -1}", "manager.pointers_per_batch_alone must be between 0 and 1000"},
       {"manager: {pointers_per_batch_alone: 1001}", "manager.pointers_per_batch_alone must be between 0 and 1000"},
   });
@@ -249,12 +240,9 @@ TEST_F(ConfigTest, WorkerRangesNameTheOption) {
   expect_yaml_errors({
       {"worker: {threads: 0}", "worker.threads must be between 1 and 1024, got 0"},
       {"worker: {threads: 1025}", "worker.threads must be between 1 and 1024, got 1025"},
-      {"worker: {item_lease_duration: 999ms}",
-       "worker.item_lease_duration must be between 1s and 24h, got 999ms"},
-      {"worker: {item_lease_duration: 25h}",
-       "worker.item_lease_duration must be between 1s and 24h, got 25h"},
-      {"worker: {lease_extend_interval: 0s}",
-       "worker.lease_extend_interval must be >= 1ms, got 0s"},
+      {"worker: {item_lease_duration: 999ms}", "worker.item_lease_duration must be between 1s and 24h, got 999ms"},
+      {"worker: {item_lease_duration: 25h}", "worker.item_lease_duration must be between 1s and 24h, got 25h"},
+      {"worker: {lease_extend_interval: 0s}", "worker.lease_extend_interval must be >= 1ms, got 0s"},
       {"worker: {prefetch_zones: -1}", "worker.prefetch_zones must be between 0 and 100000, got -1"},
       {"worker: {prefetch_zones: 100001}", "worker.prefetch_zones must be between 0 and 100000"},
       {"worker: {ack_interval: 0s}", "worker.ack_interval must be between 1ms and 10s, got 0s"},
@@ -262,21 +250,16 @@ TEST_F(ConfigTest, WorkerRangesNameTheOption) {
       {"worker: {ack_batch_max: 0}", "worker.ack_batch_max must be between 1 and 100000, got 0"},
       {"worker: {ack_batch_max: 100001}", "worker.ack_batch_max must be between 1 and 100000"},
   });
-  EXPECT_EQ(
-      parse_config_yaml(std::string(kOneDatabase) + "worker: {prefetch_zones: 0}").effective_prefetch_zones(),
-      0);
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "worker: {prefetch_zones: 0}").effective_prefetch_zones(), 0);
 }
 
 TEST_F(ConfigTest, LeaseExtendIntervalMustBeBelowTheItemLease) {
-  EXPECT_THAT(yaml_error(std::string(kOneDatabase) +
-                         "worker: {item_lease_duration: 30s, lease_extend_interval: 30s}"),
+  EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "worker: {item_lease_duration: 30s, lease_extend_interval: 30s}"),
               HasSubstr("worker.lease_extend_interval (30s) must be < item_lease_duration (30s)"));
   EXPECT_NO_THROW(
-      parse_config_yaml(std::string(kOneDatabase) +
-                        "worker: {item_lease_duration: 30s, lease_extend_interval: 29s}"));
+      parse_config_yaml(std::string(kOneDatabase) + "worker: {item_lease_duration: 30s, lease_extend_interval: 29s}"));
   // The default, a third of the lease, is always below it.
-  EXPECT_NO_THROW(
-      parse_config_yaml(std::string(kOneDatabase) + "worker: {item_lease_duration: 1s}"));
+  EXPECT_NO_THROW(parse_config_yaml(std::string(kOneDatabase) + "worker: {item_lease_duration: 1s}"));
 }
 
 TEST_F(ConfigTest, TopLevelDurationRanges) {
@@ -293,16 +276,14 @@ TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
        "job_types.email.execution_bound must be between 1ms and 168h, got 0s"},
       {"job_types: {email: {execution_bound: 169h}}",
        "job_types.email.execution_bound must be between 1ms and 168h, got 169h"},
-      {"job_types: {email: {max_in_flight: -1}}",
-       "job_types.email.max_in_flight must be >= 0, got -1"},
+      {"job_types: {email: {max_in_flight: -1}}", "job_types.email.max_in_flight must be >= 0, got -1"},
       {"job_types: {email: {permanent_failure_exit_code: 0}}",
        "job_types.email.permanent_failure_exit_code must be between 1 and 255, got 0"},
       {"job_types: {email: {retry: {inline_retries: 101}}}",
        "job_types.email.retry.inline_retries must be between 0 and 100, got 101"},
       {"job_types: {email: {retry: {inline_retries: -1}}}",
        "job_types.email.retry.inline_retries must be between 0 and 100, got -1"},
-      {"job_types: {email: {retry: {max_attempts: -1}}}",
-       "job_types.email.retry.max_attempts must be >= 0, got -1"},
+      {"job_types: {email: {retry: {max_attempts: -1}}}", "job_types.email.retry.max_attempts must be >= 0, got -1"},
       {"job_types: {email: {retry: {backoff_base: 0ms}}}",
        "job_types.email.retry.backoff_base must be between 1ms and 24h, got 0s"},
       {"job_types: {email: {retry: {backoff_base: 25h, backoff_max: 30h}}}",
@@ -311,24 +292,21 @@ TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
        "job_types.email.retry.backoff_jitter must be >= 0 and <= 1, got 1.5"},
       {"job_types: {email: {retry: {backoff_jitter: -0.1}}}",
        "job_types.email.retry.backoff_jitter must be >= 0 and <= 1, got -0.1"},
-      {"default_job_type: {retry: {max_attempts: -2}}",
-       "default_job_type.retry.max_attempts must be >= 0, got -2"},
+      {"default_job_type: {retry: {max_attempts: -2}}", "default_job_type.retry.max_attempts must be >= 0, got -2"},
   });
   // Negative durations cannot be written in YAML, but can be set in C++.
-  EXPECT_THAT(validate_error(
-                  [](ConsumerConfig& c) { c.default_job_type.retry.give_up_after = Millis(-1); }),
+  EXPECT_THAT(validate_error([](ConsumerConfig& c) { c.default_job_type.retry.give_up_after = Millis(-1); }),
               HasSubstr("default_job_type.retry.give_up_after must be >= 0s, got -1ms"));
 }
 
 TEST_F(ConfigTest, BackoffMaxMustNotBeBelowBackoffBase) {
-  EXPECT_THAT(yaml_error(std::string(kOneDatabase) +
-                         "job_types: {email: {retry: {backoff_base: 2s, backoff_max: 1s}}}"),
-              HasSubstr("job_types.email.retry.backoff_max (1s) must be >= backoff_base (2s)"));
-  // Also when the base comes from default_job_type.
   EXPECT_THAT(
-      yaml_error(std::string(kOneDatabase) + "default_job_type: {retry: {backoff_base: 2m}}\n"
-                                             "job_types: {email: {retry: {backoff_max: 1m}}}"),
-      HasSubstr("job_types.email.retry.backoff_max (1m) must be >= backoff_base (2m)"));
+      yaml_error(std::string(kOneDatabase) + "job_types: {email: {retry: {backoff_base: 2s, backoff_max: 1s}}}"),
+      HasSubstr("job_types.email.retry.backoff_max (1s) must be >= backoff_base (2s)"));
+  // Also when the base comes from default_job_type.
+  EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "default_job_type: {retry: {backoff_base: 2m}}\n"
+                                                     "job_types: {email: {retry: {backoff_max: 1m}}}"),
+              HasSubstr("job_types.email.retry.backoff_max (1m) must be >= backoff_base (2m)"));
 }
 
 TEST_F(ConfigTest, JobTypeNamesAreOneToOneHundredCharacters) {
@@ -337,19 +315,16 @@ TEST_F(ConfigTest, JobTypeNamesAreOneToOneHundredCharacters) {
               HasSubstr("must be 1 to 100 characters, got 101 characters"));
   EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "job_types: {\"\": {}}"),
               HasSubstr("must be 1 to 100 characters, got 0 characters"));
-  EXPECT_NO_THROW(parse_config_yaml(std::string(kOneDatabase) + "job_types: {" +
-                                    std::string(100, 'x') + ": {}}"));
+  EXPECT_NO_THROW(parse_config_yaml(std::string(kOneDatabase) + "job_types: {" + std::string(100, 'x') + ": {}}"));
 }
 
 // ---- Databases -------------------------------------------------------------------------------
 
 TEST_F(ConfigTest, AtLeastOneDatabaseIsRequired) {
-  EXPECT_THAT(yaml_error("scanner: {peek_max: 10}"),
-              HasSubstr("databases must list at least one database"));
+  EXPECT_THAT(yaml_error("scanner: {peek_max: 10}"), HasSubstr("databases must list at least one database"));
   EXPECT_THAT(yaml_error("databases: []"), HasSubstr("databases must list at least one database"));
   EXPECT_THAT(yaml_error(""), HasSubstr("databases must list at least one database"));
-  EXPECT_THAT(error_of([] { validate(ConsumerConfig{}); }),
-              HasSubstr("databases must list at least one database"));
+  EXPECT_THAT(error_of([] { validate(ConsumerConfig{}); }), HasSubstr("databases must list at least one database"));
 }
 
 TEST_F(ConfigTest, MalformedUrlNamesTheDatabase) {
@@ -361,8 +336,7 @@ TEST_F(ConfigTest, MalformedUrlNamesTheDatabase) {
 
 TEST_F(ConfigTest, UrlEnvReadsTheEnvironment) {
   set_env("QUICK_CONFIG_TEST_URL", "host=db.example dbname=app");
-  const ConsumerConfig config =
-      parse_config_yaml("databases: [{name: main, url_env: QUICK_CONFIG_TEST_URL}]");
+  const ConsumerConfig config = parse_config_yaml("databases: [{name: main, url_env: QUICK_CONFIG_TEST_URL}]");
   EXPECT_EQ(config.databases.at(0).url, "host=db.example dbname=app");
 }
 
@@ -379,15 +353,12 @@ TEST_F(ConfigTest, UrlEnvUnsetNamesTheVariable) {
 TEST_F(ConfigTest, UrlEnvWithAMalformedUrlNamesTheVariableNotTheValue) {
   set_env("QUICK_CONFIG_TEST_URL", "password=secret nonsense");
   const std::string message = yaml_error("databases: [{url_env: QUICK_CONFIG_TEST_URL}]");
-  EXPECT_THAT(
-      message,
-      HasSubstr("databases[0].url_env (QUICK_CONFIG_TEST_URL): malformed connection string"));
+  EXPECT_THAT(message, HasSubstr("databases[0].url_env (QUICK_CONFIG_TEST_URL): malformed connection string"));
   EXPECT_THAT(message, ::testing::Not(HasSubstr("secret")));
 }
 
 TEST_F(ConfigTest, EachDatabaseGivesExactlyOneOfUrlAndUrlEnv) {
-  EXPECT_THAT(yaml_error("databases: [{name: main}]"),
-              HasSubstr("databases[0] needs url or url_env"));
+  EXPECT_THAT(yaml_error("databases: [{name: main}]"), HasSubstr("databases[0] needs url or url_env"));
   EXPECT_THAT(yaml_error("databases: [{url: \"dbname=a\", url_env: X}]"),
               HasSubstr("databases[0]: give url or url_env, not both"));
 }
@@ -397,9 +368,8 @@ TEST_F(ConfigTest, DatabaseNamesMustBeUnique) {
                          "  - {name: main, url: \"dbname=b\"}\n"),
               HasSubstr("databases[1].name \"main\" is already used by another database"));
   // A default name counts too: the second database is called db2 by default.
-  EXPECT_THAT(
-      yaml_error("databases:\n  - {name: db2, url: \"dbname=a\"}\n  - {url: \"dbname=b\"}\n"),
-      HasSubstr("databases[1].name \"db2\" is already used"));
+  EXPECT_THAT(yaml_error("databases:\n  - {name: db2, url: \"dbname=a\"}\n  - {url: \"dbname=b\"}\n"),
+              HasSubstr("databases[1].name \"db2\" is already used"));
   EXPECT_THAT(yaml_error("databases: [{name: \"\", url: \"dbname=a\"}]"),
               HasSubstr("databases[0].name must not be empty"));
 }
@@ -413,8 +383,7 @@ TEST_F(ConfigTest, UnknownKeysAreErrorsNamingTheKeyAndItsLocation) {
               HasSubstr("unknown option scanner.peek_maxx (line 3, column 3); scanner accepts "
                         "peek_max, selection_frac"));
   expect_yaml_errors({
-      {"job_types: {email: {retry: {backof_base: 1s}}}",
-       "unknown option job_types.email.retry.backof_base"},
+      {"job_types: {email: {retry: {backof_base: 1s}}}", "unknown option job_types.email.retry.backof_base"},
       {"job_types: {email: {timeout: 1s}}", "unknown option job_types.email.timeout"},
       {"default_job_type: {retries: 1}", "unknown option default_job_type.retries"},
       {"worker: {lease_extension: 1s}", "unknown option worker.lease_extension"},
@@ -439,8 +408,7 @@ TEST_F(ConfigTest, WrongTypesNameTheOption) {
       {"manager: {threads: [2]}", "manager.threads must be an integer, got a list"},
       {"manager: {threads: }", "manager.threads must be an integer, got nothing"},
       {"scanner: {selection_frac: lots}", "scanner.selection_frac must be a number, got \"lots\""},
-      {"scanner: {in_order_election: maybe}",
-       "scanner.in_order_election must be true or false, got \"maybe\""},
+      {"scanner: {in_order_election: maybe}", "scanner.in_order_election must be true or false, got \"maybe\""},
       {"scanner: 5", "scanner must be a mapping of options, got \"5\""},
       {"consumer_id: {a: b}", "consumer_id must be a string, got a mapping"},
       {"job_types: [email]", "job_types must be a mapping of options, got a list"},
@@ -448,8 +416,7 @@ TEST_F(ConfigTest, WrongTypesNameTheOption) {
   });
   EXPECT_THAT(yaml_error("databases: {main: \"dbname=a\"}"),
               HasSubstr("databases must be a list of databases, got a mapping"));
-  EXPECT_THAT(yaml_error("- a\n- b\n"),
-              HasSubstr("the configuration must be a mapping of options"));
+  EXPECT_THAT(yaml_error("- a\n- b\n"), HasSubstr("the configuration must be a mapping of options"));
 }
 
 TEST_F(ConfigTest, WrongTypeErrorsGiveTheLineAndColumn) {
@@ -463,11 +430,9 @@ TEST_F(ConfigTest, DurationsMustCarryAUnit) {
       {"worker: {ack_interval: 5}", "worker.ack_interval: '5' has no unit"},
       {"stop_deadline: 10 seconds", "stop_deadline: '10 seconds' has an unknown unit"},
       {"manager: {p_duration: soon}", "manager.p_duration: 'soon' is not a duration"},
-      {"manager: {p_duration: 1200us}",
-       "manager.p_duration must be a whole number of milliseconds, got 1200us"},
+      {"manager: {p_duration: 1200us}", "manager.p_duration must be a whole number of milliseconds, got 1200us"},
   });
-  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "manager: {p_duration: 1.5s}")
-                .manager.p_duration,
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "manager: {p_duration: 1.5s}").manager.p_duration,
             Millis(1500));
 }
 
@@ -509,8 +474,8 @@ default_job_type:
 }
 
 TEST_F(ConfigTest, CommandStringRunsThroughTheShell) {
-  const ConsumerConfig config = parse_config_yaml(
-      std::string(kOneDatabase) + "job_types: {email: {command: \"send-email --json | tee log\"}}");
+  const ConsumerConfig config = parse_config_yaml(std::string(kOneDatabase) +
+                                                  "job_types: {email: {command: \"send-email --json | tee log\"}}");
   EXPECT_EQ(config.job_type("email").command,
             (std::vector<std::string>{"/bin/sh", "-c", "send-email --json | tee log"}));
 }
@@ -520,10 +485,8 @@ TEST_F(ConfigTest, CommandMustNameAProgram) {
       {"job_types: {email: {command: \"\"}}", "job_types.email.command must not be empty"},
       {"job_types: {email: {command: [\"\", x]}}",
        "job_types.email.command: the program (first element) must not be empty"},
-      {"job_types: {email: {command: [a, [b]]}}",
-       "job_types.email.command[1] must be a string, got a list"},
-      {"job_types: {email: {command: {a: b}}}",
-       "job_types.email.command must be a list of strings"},
+      {"job_types: {email: {command: [a, [b]]}}", "job_types.email.command[1] must be a string, got a list"},
+      {"job_types: {email: {command: {a: b}}}", "job_types.email.command must be a list of strings"},
   });
   // Absent or empty: only `quick worker` needs a command, and it checks for itself.
   EXPECT_TRUE(parse_config_yaml(std::string(kOneDatabase) + "job_types: {email: {command: []}}")
@@ -533,14 +496,13 @@ TEST_F(ConfigTest, CommandMustNameAProgram) {
 
 TEST_F(ConfigTest, OnPermanentFailureAcceptsDeadItemsOrDelete) {
   const auto action = [](const std::string& value) {
-    return parse_config_yaml(std::string(kOneDatabase) +
-                             "default_job_type: {retry: {on_permanent_failure: " + value + "}}")
+    return parse_config_yaml(std::string(kOneDatabase) + "default_job_type: {retry: {on_permanent_failure: " + value +
+                             "}}")
         .default_job_type.retry.on_permanent_failure;
   };
   EXPECT_EQ(action("dead_items"), PermanentFailureAction::kMoveToDeadItems);
   EXPECT_EQ(action("delete"), PermanentFailureAction::kDelete);
-  EXPECT_THAT(yaml_error(std::string(kOneDatabase) +
-                         "default_job_type: {retry: {on_permanent_failure: drop}}"),
+  EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "default_job_type: {retry: {on_permanent_failure: drop}}"),
               HasSubstr("default_job_type.retry.on_permanent_failure must be dead_items or delete, "
                         "got \"drop\""));
 }
@@ -562,17 +524,15 @@ TEST_F(ConfigTest, LoadConfigFileNamesAMissingFile) {
   const std::string path = temp_path("missing.yaml");
   EXPECT_THAT(error_of([&] { load_config_file(path); }),
               HasSubstr("cannot read configuration file " + path + ": No such file or directory"));
-  EXPECT_THAT(
-      error_of([&] { load_config_file(std::filesystem::path(path).parent_path().string()); }),
-      HasSubstr("it is a directory"));
+  EXPECT_THAT(error_of([&] { load_config_file(std::filesystem::path(path).parent_path().string()); }),
+              HasSubstr("it is a directory"));
 }
 
 TEST_F(ConfigTest, LoadConfigFileNamesTheFileLineAndColumnOfASyntaxError) {
   const std::string path = temp_path("broken.yaml");
   write_file(path, std::string(kOneDatabase) + "manager:\n  threads: [2\n");
-  EXPECT_THAT(
-      error_of([&] { load_config_file(path); }),
-      ::testing::MatchesRegex(path + ": YAML syntax error at line [0-9]+, column [0-9]+: .*"));
+  EXPECT_THAT(error_of([&] { load_config_file(path); }),
+              ::testing::MatchesRegex(path + ": YAML syntax error at line [0-9]+, column [0-9]+: .*"));
 }
 
 TEST_F(ConfigTest, LoadConfigFileNamesTheFileOfAnInvalidValue) {
@@ -586,8 +546,8 @@ TEST_F(ConfigTest, LoadConfigFileNamesTheFileOfAnInvalidValue) {
 
 // The first ```yaml block of docs/configuration.md, so that the documented example never rots.
 std::string documented_example() {
-  const auto docs = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
-                    "docs" / "configuration.md";
+  const auto docs = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" /
+                    "configuration.md";
   std::ifstream file(docs);
   EXPECT_TRUE(file) << "cannot read " << docs;
   std::string line;
@@ -615,8 +575,7 @@ TEST_F(ConfigTest, DocumentedExampleParses) {
   EXPECT_EQ(config.job_type("send_email").max_in_flight, 4);
   EXPECT_EQ(config.job_type("send_email").retry.backoff_jitter, 0.2);
   EXPECT_EQ(config.job_type("resize_image").command.at(0), "/bin/sh");
-  EXPECT_EQ(config.job_type("resize_image").retry.on_permanent_failure,
-            PermanentFailureAction::kDelete);
+  EXPECT_EQ(config.job_type("resize_image").retry.on_permanent_failure, PermanentFailureAction::kDelete);
 }
 
 // The example's comments claim to show the defaults; hold them to it.
@@ -641,8 +600,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.manager.pointers_per_batch_alone, defaults.manager.pointers_per_batch_alone);
   EXPECT_EQ(documented.worker.threads, defaults.worker.threads);
   EXPECT_EQ(documented.worker.item_lease_duration, defaults.worker.item_lease_duration);
-  EXPECT_EQ(documented.effective_lease_extend_interval(),
-            defaults.effective_lease_extend_interval());
+  EXPECT_EQ(documented.effective_lease_extend_interval(), defaults.effective_lease_extend_interval());
   EXPECT_EQ(documented.effective_prefetch_zones(), defaults.effective_prefetch_zones());
   EXPECT_EQ(documented.worker.ack_interval, defaults.worker.ack_interval);
   EXPECT_EQ(documented.worker.ack_batch_max, defaults.worker.ack_batch_max);

@@ -9,11 +9,11 @@
 #include <memory>
 #include <thread>
 
+#include "quick/consumer.h"
+#include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
-#include "quick/consumer.h"
-#include "quick/quick.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -48,7 +48,8 @@ TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
   }
   const auto started = Clock::now();
   for (auto& consumer : consumers) consumer->start();
-  const bool drained = eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(60));
+  const bool drained = eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; },
+                                  seconds(60));
   const double drain_seconds = seconds_since(started);
   for (auto& consumer : consumers) consumer->stop();
 
@@ -57,7 +58,8 @@ TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
   for (std::size_t c = 0; c < consumers.size(); ++c) {
     const auto stats = consumers[c]->stats();
     std::cout << "consumer " << c << ": items_done=" << stats.items_done << " conflicts=" << stats.pointer_leases_lost
-              << "\n" << stats.to_string() << std::endl;
+              << "\n"
+              << stats.to_string() << std::endl;
     done += stats.items_done;
     EXPECT_GT(stats.items_done, 0u) << "consumer " << c << " ran nothing: the load was not shared";
   }
@@ -104,7 +106,8 @@ job_types:
 
   // Kill it once it has run a good number of items, but long before it could finish.
   ASSERT_TRUE(eventually([&] { return read_lines(record_file).size() >= 30 || child.exited(); }, seconds(60)))
-      << "the child worker ran only " << read_lines(record_file).size() << " items in 60 s\n" << child.err();
+      << "the child worker ran only " << read_lines(record_file).size() << " items in 60 s\n"
+      << child.err();
   ASSERT_FALSE(child.exited()) << "the child worker ended by itself (" << child.describe() << "):\n" << child.err();
   child.signal(SIGKILL);
   ASSERT_TRUE(child.wait_for(seconds(10)));
@@ -117,11 +120,11 @@ job_types:
     pqxx::connection conn(url());
     pqxx::nontransaction session(conn);
     const auto before = Clock::now();
-    for (const auto& row : session.exec(
-             "SELECT id, extract(epoch FROM vesting_time - clock_timestamp())::float8 FROM quick.items "
-             "WHERE lease_id IS NOT NULL AND vesting_time > clock_timestamp()")) {
-      held_until[row[0].as<std::int64_t>()] =
-          before + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(row[1].as<double>()));
+    for (const auto& row :
+         session.exec("SELECT id, extract(epoch FROM vesting_time - clock_timestamp())::float8 FROM quick.items "
+                      "WHERE lease_id IS NOT NULL AND vesting_time > clock_timestamp()")) {
+      held_until[row[0].as<std::int64_t>()] = before + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(row[1].as<double>()));
     }
   }
   const int remaining = query_value<int>("SELECT count(*) FROM quick.items");
@@ -140,7 +143,8 @@ job_types:
   });
   const auto fresh_started = Clock::now();
   fresh.start();
-  const bool drained = eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(60));
+  const bool drained = eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; },
+                                  seconds(60));
   fresh.stop();
   std::cout << "fresh consumer drained the rest in " << seconds_since(fresh_started) << " s\n"
             << fresh.stats().to_string() << std::endl;
@@ -164,8 +168,8 @@ job_types:
                     << " ms before the dead process's lease on it expired";
     }
   }
-  std::cout << held_until.size() << " items held by the killed process ran again after their leases expired ("
-            << early << " early)" << std::endl;
+  std::cout << held_until.size() << " items held by the killed process ran again after their leases expired (" << early
+            << " early)" << std::endl;
 }
 
 }  // namespace

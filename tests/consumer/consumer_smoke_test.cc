@@ -3,8 +3,8 @@
 #include <atomic>
 #include <thread>
 
-#include "quick/quick.h"
 #include "quick/consumer.h"
+#include "quick/quick.h"
 #include "support/test_database.h"
 
 namespace quick {

@@ -62,13 +62,13 @@ class ExecutionTest : public testing::DatabaseTest {
     query("CREATE TABLE public.effects (item_id bigint NOT NULL, run integer NOT NULL)");
   }
   static void record_effect(JobContext& job, int run) {
-    job.transaction().exec("INSERT INTO public.effects (item_id, run) VALUES (" +
-                           std::to_string(job.item().id) + ", " + std::to_string(run) + ")");
+    job.transaction().exec("INSERT INTO public.effects (item_id, run) VALUES (" + std::to_string(job.item().id) + ", " +
+                           std::to_string(run) + ")");
   }
   std::vector<int> effect_runs(std::int64_t item_id) const {
     std::vector<int> runs;
-    for (const auto& row : query("SELECT run FROM public.effects WHERE item_id = " + std::to_string(item_id) +
-                                 " ORDER BY run")) {
+    for (const auto& row :
+         query("SELECT run FROM public.effects WHERE item_id = " + std::to_string(item_id) + " ORDER BY run")) {
       runs.push_back(row[0].as<int>());
     }
     return runs;
@@ -153,11 +153,12 @@ TEST_F(ExecutionTest, ALongHandlerKeepsItsLeaseByExtensionAndNeverRunsTwice) {
   const auto id = enqueue("tenant", "slow");
   for (auto& consumer : consumers) consumer->start();
   ASSERT_TRUE(eventually([&] { return running.load(); }, 30s));
-  const std::string lease_id =
-      query_value<std::string>("SELECT lease_id::text FROM quick.items WHERE id = " + std::to_string(id));
+  const std::string lease_id = query_value<std::string>("SELECT lease_id::text FROM quick.items WHERE id = " +
+                                                        std::to_string(id));
   int samples = 0;
   while (running.load()) {
-    const auto row = query("SELECT lease_id::text, vesting_time > now() FROM quick.items WHERE id = " + std::to_string(id));
+    const auto row = query("SELECT lease_id::text, vesting_time > now() FROM quick.items WHERE id = " +
+                           std::to_string(id));
     if (row.empty()) break;  // completed just now
     EXPECT_EQ(row[0][0].as<std::string>(), lease_id) << "the item was leased again while it ran";
     EXPECT_TRUE(row[0][1].as<bool>()) << "the item's lease ran out while its handler ran";
@@ -234,9 +235,9 @@ TEST_F(ExecutionTest, MaxInFlightCapsConcurrentHandlersOfATypeWhileOtherTypesSti
   const auto elapsed = Clock::now() - start;
   consumer.stop();
   const auto stats = consumer.stats();
-  std::cout << "72 items in " << ms(elapsed) << " ms; max concurrent limited " << limited_max.load()
-            << ", unlimited " << unlimited_max.load() << "; unlimited runs beside 2 limited: "
-            << unlimited_beside_full_limited.load() << "; throttled " << stats.items_throttled << std::endl;
+  std::cout << "72 items in " << ms(elapsed) << " ms; max concurrent limited " << limited_max.load() << ", unlimited "
+            << unlimited_max.load() << "; unlimited runs beside 2 limited: " << unlimited_beside_full_limited.load()
+            << "; throttled " << stats.items_throttled << std::endl;
   EXPECT_LE(limited_max.load(), 2);
   EXPECT_EQ(limited_max.load(), 2) << "the throttle should still allow two at once";
   EXPECT_GT(unlimited_beside_full_limited.load(), 0);
@@ -286,8 +287,8 @@ TEST_F(ExecutionTest, MaxInFlightHoldsWhenSeveralManagersHandOverItemsAtOnce) {
   consumer.start();
   ASSERT_TRUE(eventually([&] { return done.load() == kItems; }, 90s)) << "done: " << done.load();
   consumer.stop();
-  std::cout << kItems << " items, max_in_flight 1: at most " << max_running.load()
-            << " ran at once; throttled " << consumer.stats().items_throttled << " times" << std::endl;
+  std::cout << kItems << " items, max_in_flight 1: at most " << max_running.load() << " ran at once; throttled "
+            << consumer.stats().items_throttled << " times" << std::endl;
   EXPECT_EQ(max_running.load(), 1);
 }
 
@@ -377,10 +378,12 @@ TEST_F(ExecutionTest, WritesOfAFailedAttemptAreRolledBackAndTheItemStaysQueued) 
   consumer.start();
   ASSERT_TRUE(eventually([&] { return runs.load() >= 1; }, 30s));
   // Between the first and the second run: no effect, the item still queued with one error.
-  ASSERT_TRUE(eventually([&] {
-    return runs.load() > 1 ||
-           count("SELECT count(*) FROM quick.items WHERE error_count = 1 AND lease_id IS NULL") == 1;
-  }, 10s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return runs.load() > 1 ||
+               count("SELECT count(*) FROM quick.items WHERE error_count = 1 AND lease_id IS NULL") == 1;
+      },
+      10s));
   if (runs.load() == 1) {
     EXPECT_EQ(count("SELECT count(*) FROM public.effects"), 0);
   }

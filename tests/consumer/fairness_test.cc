@@ -27,9 +27,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::eventually;
 
-double millis(Clock::duration duration) {
-  return std::chrono::duration<double, std::milli>(duration).count();
-}
+double millis(Clock::duration duration) { return std::chrono::duration<double, std::milli>(duration).count(); }
 
 class FairnessTest : public testing::DatabaseTest {
  protected:
@@ -79,8 +77,8 @@ TEST_F(FairnessTest, QuietTenantsAreServedPromptlyWhileANoisyTenantsBacklogDrain
   std::atomic<int> noisy_done_when_quiet_finished{-1};
   std::mutex mutex;
   std::array<Clock::time_point, kQuietTenants> enqueue_started{};  // set before the enqueue transaction
-  std::vector<double> quiet_pickup_ms;     // handler start - enqueue start (wall clock, conservative)
-  std::vector<double> quiet_waited_ms;     // JobContext::waited()
+  std::vector<double> quiet_pickup_ms;  // handler start - enqueue start (wall clock, conservative)
+  std::vector<double> quiet_waited_ms;  // JobContext::waited()
   Clock::time_point last_noisy_done{};
 
   consumer.handle("work", [&](JobContext& job) {
@@ -131,8 +129,9 @@ TEST_F(FairnessTest, QuietTenantsAreServedPromptlyWhileANoisyTenantsBacklogDrain
     quiet_max_waited_ms = *std::max_element(quiet_waited_ms.begin(), quiet_waited_ms.end());
   }
   std::cout << "noisy drain " << noisy_drain_ms << " ms; quiet max pickup " << quiet_max_pickup_ms
-            << " ms (max waited() " << quiet_max_waited_ms << " ms); noisy items done when the last quiet item finished: "
-            << noisy_done_when_quiet_finished.load() << "/" << kNoisyItems << "\n"
+            << " ms (max waited() " << quiet_max_waited_ms
+            << " ms); noisy items done when the last quiet item finished: " << noisy_done_when_quiet_finished.load()
+            << "/" << kNoisyItems << "\n"
             << consumer.stats().to_string() << std::endl;
 
   EXPECT_LT(quiet_max_pickup_ms, noisy_drain_ms / 5);
@@ -169,7 +168,9 @@ TEST_F(FairnessTest, OneVisitDequeuesAtMostDequeueMaxItemsOfItsZone) {
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND lease_id IS NOT NULL"), 7);
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'big' AND vesting_time <= now()"), 43);
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'big' AND vesting_time <= now()"), 1);
-  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'small' AND vesting_time > now() + interval '4 seconds'"), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'small' AND vesting_time > now() + "
+                             "interval '4 seconds'"),
+            1);
 
   // Another visit right away: "big" is visited again and yields the next dequeue_max items;
   // "small" is not vested (a conflict of kind not_vested, not an error).

@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "quick/consumer.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
-#include "quick/consumer.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -51,8 +51,9 @@ class LoneConsumerTest : public testing::DatabaseTest {
     std::cout << after.to_string() << std::endl;
     const auto visits = after.visits - before.visits;
     EXPECT_GT(visits, 0u);
-    return visits == 0 ? 0 : static_cast<double>(after.pointer_lease_attempts - before.pointer_lease_attempts) /
-                                 static_cast<double>(visits);
+    return visits == 0 ? 0
+                       : static_cast<double>(after.pointer_lease_attempts - before.pointer_lease_attempts) /
+                             static_cast<double>(visits);
   }
 };
 
@@ -68,8 +69,8 @@ TEST_F(LoneConsumerTest, WithTheAloneSizeOffVisitsKeepToPointersPerBatch) {
   auto lone = config("lone-off");
   lone.manager.pointers_per_batch_alone = 0;
   auto consumer = started(lone);
-  ASSERT_TRUE(eventually([&] { return consumer->stats().live_consumers == 1 && consumer->stats().pointers_per_visit > 0; },
-                         seconds(10)));
+  ASSERT_TRUE(eventually(
+      [&] { return consumer->stats().live_consumers == 1 && consumer->stats().pointers_per_visit > 0; }, seconds(10)));
   std::this_thread::sleep_for(milliseconds(2500));  // two membership reads and more
   EXPECT_EQ(consumer->stats().pointers_per_visit, static_cast<std::uint64_t>(kShared));
   EXPECT_LE(zones_per_visit_draining(*consumer), static_cast<double>(kShared));
@@ -93,10 +94,13 @@ TEST_F(LoneConsumerTest, ASecondConsumerEndsTheBiggerVisitsAndItsLeavingRestores
 
   auto b = started(config("second"));
   std::uint64_t b_largest = 0;
-  ASSERT_TRUE(eventually([&] {
-    b_largest = std::max(b_largest, b->stats().pointers_per_visit);
-    return a->stats().pointers_per_visit == kShared && b->stats().pointers_per_visit == kShared;
-  }, seconds(10))) << "A: " << a->stats().pointers_per_visit << ", B: " << b->stats().pointers_per_visit;
+  ASSERT_TRUE(eventually(
+      [&] {
+        b_largest = std::max(b_largest, b->stats().pointers_per_visit);
+        return a->stats().pointers_per_visit == kShared && b->stats().pointers_per_visit == kShared;
+      },
+      seconds(10)))
+      << "A: " << a->stats().pointers_per_visit << ", B: " << b->stats().pointers_per_visit;
   // Several more membership reads of both: B, which found A in its first read, stays shared.
   const auto until = Clock::now() + milliseconds(2500);
   while (Clock::now() < until) {
@@ -104,7 +108,8 @@ TEST_F(LoneConsumerTest, ASecondConsumerEndsTheBiggerVisitsAndItsLeavingRestores
     EXPECT_EQ(a->stats().pointers_per_visit, static_cast<std::uint64_t>(kShared));
     std::this_thread::sleep_for(milliseconds(20));
   }
-  EXPECT_EQ(b_largest, static_cast<std::uint64_t>(kShared)) << "the consumer that joined a shared database took the alone size";
+  EXPECT_EQ(b_largest, static_cast<std::uint64_t>(kShared))
+      << "the consumer that joined a shared database took the alone size";
 
   b->stop();
   EXPECT_TRUE(eventually([&] { return a->stats().pointers_per_visit == kAlone; }, seconds(10)))

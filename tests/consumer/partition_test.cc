@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "support/consumer_helpers.h"
-#include "support/eventually.h"
-#include "support/processes.h"
 #include "quick/consumer.h"
 #include "quick/quick.h"
 #include "scanner/tenant_partition.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/processes.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -33,8 +33,10 @@ class PartitionTest : public testing::DatabaseTest {
   }
   // A member row for a consumer that is not running, live for an hour.
   void add_live_member(const std::string& id) const {
-    query("INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) "
-          "VALUES ('member:" + id + "', '" + id + "', now() + interval '1 hour', now())");
+    query(
+        "INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) "
+        "VALUES ('member:" +
+        id + "', '" + id + "', now() + interval '1 hour', now())");
   }
   bool queue_empty() const { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }
 };
@@ -82,10 +84,14 @@ TEST_F(PartitionTest, EachTenantIsServedByItsOwnerAndNoLeaseIsLost) {
     consumers.push_back(recording_consumer(config, runs));
     consumers.back()->start();
   }
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& c : consumers) if (c->stats().live_consumers != 2) return false;
-    return true;
-  }, seconds(10))) << "the consumers did not see each other";
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& c : consumers)
+          if (c->stats().live_consumers != 2) return false;
+        return true;
+      },
+      seconds(10)))
+      << "the consumers did not see each other";
   EXPECT_EQ(member_rows(), 2);
 
   // Light load: a trickle of single items into 40 tenants, so both consumers peek the same few
@@ -184,8 +190,8 @@ TEST_F(PartitionTest, AZoneItsThrottledOwnerCannotServeGoesToAnotherConsumerAfte
   });
   owner.start();
   other.start();
-  ASSERT_TRUE(eventually([&] { return owner.stats().live_consumers == 2 && other.stats().live_consumers == 2; },
-                         seconds(10)));
+  ASSERT_TRUE(
+      eventually([&] { return owner.stats().live_consumers == 2 && other.stats().live_consumers == 2; }, seconds(10)));
 
   constexpr int kItems = 20;
   enqueue_items(url(), kItems, 1, "work", prefix);  // all into the one zone
@@ -204,30 +210,37 @@ TEST_F(PartitionTest, AZoneItsThrottledOwnerCannotServeGoesToAnotherConsumerAfte
 // that died long ago, which a live consumer forgets (an expired one is no member, but its row is
 // kept for an hour for inspection).
 TEST_F(PartitionTest, MembershipFollowsConsumersAndForgetsLongDeadOnes) {
-  query("INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) VALUES "
-        "('member:died-long-ago', 'died-long-ago', now() - interval '2 hours', now() - interval '3 hours'), "
-        "('member:died-recently', 'died-recently', now() - interval '1 minute', now() - interval '1 hour')");
+  query(
+      "INSERT INTO quick.consumer_roles (role, holder, expires_at, acquired_at) VALUES "
+      "('member:died-long-ago', 'died-long-ago', now() - interval '2 hours', now() - interval '3 hours'), "
+      "('member:died-recently', 'died-recently', now() - interval '1 minute', now() - interval '1 hour')");
   TenantRuns runs;
   std::vector<std::unique_ptr<Consumer>> consumers;
   for (int i = 0; i < 3; ++i) {
     consumers.push_back(recording_consumer(fast_config(url(), "member-" + std::to_string(i)), runs));
     consumers.back()->start();
   }
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& c : consumers) if (c->stats().live_consumers != 3) return false;
-    return true;
-  }, seconds(10))) << "the dead memberships must not count";
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& c : consumers)
+          if (c->stats().live_consumers != 3) return false;
+        return true;
+      },
+      seconds(10)))
+      << "the dead memberships must not count";
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE holder = 'died-long-ago'"), 0);
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE holder = 'died-recently'"), 1);
 
   consumers[2]->stop();
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE holder = 'member-2'"), 0);
-  ASSERT_TRUE(eventually([&] {
-    return consumers[0]->stats().live_consumers == 2 && consumers[1]->stats().live_consumers == 2;
-  }, seconds(5))) << "the others still count the stopped consumer";
+  ASSERT_TRUE(
+      eventually([&] { return consumers[0]->stats().live_consumers == 2 && consumers[1]->stats().live_consumers == 2; },
+                 seconds(5)))
+      << "the others still count the stopped consumer";
   consumers.clear();
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.consumer_roles WHERE role LIKE 'member:%' "
-                             "AND expires_at > now()"), 0);
+                             "AND expires_at > now()"),
+            0);
 }
 
 // partition_grace = 0 turns partitioning off: no membership rows, and the consumer takes

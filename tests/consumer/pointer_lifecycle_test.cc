@@ -35,8 +35,7 @@ class PointerLifecycleTest : public testing::DatabaseTest {
     return config;
   }
 
-  std::int64_t enqueue(const std::string& tenant, const std::string& job_type,
-                       std::chrono::milliseconds delay = 0ms) {
+  std::int64_t enqueue(const std::string& tenant, const std::string& job_type, std::chrono::milliseconds delay = 0ms) {
     auto conn = connect();
     pqxx::work txn(*conn);
     NewItem item;
@@ -101,7 +100,8 @@ TEST_F(PointerLifecycleTest, ADrainedZonesPointerIsCollectedOnlyAfterMinInactive
   consumer.stop();
   ASSERT_TRUE(idle_when_gone.has_value()) << "pointer still there " << last_idle << " s after its last activity";
   std::cout << "pointer collected after " << *idle_when_gone << " s idle (min_inactive 1.5 s); last seen at "
-            << last_idle << " s idle\n" << consumer.stats().to_string() << std::endl;
+            << last_idle << " s idle\n"
+            << consumer.stats().to_string() << std::endl;
   EXPECT_GE(*idle_when_gone, 1.5);
   EXPECT_LT(*idle_when_gone, 1.5 + 4.0);
   EXPECT_GE(consumer.stats().pointers_collected, 1u);
@@ -161,8 +161,8 @@ TEST_F(PointerLifecycleTest, AZoneWithItemsKeepsItsPointerEvenWhenItsItemsAreDel
   EXPECT_EQ(orphaned_zones(), 0);
   EXPECT_TRUE(pointer_exists("zone-failing"));
   consumer.stop();
-  std::cout << samples << " snapshots without an orphaned zone; failing item ran " << failing_runs.load()
-            << " times\n" << consumer.stats().to_string() << std::endl;
+  std::cout << samples << " snapshots without an orphaned zone; failing item ran " << failing_runs.load() << " times\n"
+            << consumer.stats().to_string() << std::endl;
 }
 
 // A pointer parked for min_inactive (60 s) after its zone drained is pulled earlier by an enqueue
@@ -216,7 +216,8 @@ TEST_F(PointerLifecycleTest, AParkedPointerIsPulledEarlierWhenAnItemThatVestsSoo
             << std::chrono::duration_cast<std::chrono::milliseconds>(immediate_pickup).count()
             << " ms, 1.2 s-delayed item after "
             << std::chrono::duration_cast<std::chrono::milliseconds>(delayed_pickup).count()
-            << " ms, with the pointer parked for 60 s\n" << stats.to_string() << std::endl;
+            << " ms, with the pointer parked for 60 s\n"
+            << stats.to_string() << std::endl;
   EXPECT_GE(delayed_pickup, 1200ms - 50ms);
   EXPECT_LT(delayed_pickup, 1200ms + 5s);
   EXPECT_GE(stats.pulls_applied, 2u);

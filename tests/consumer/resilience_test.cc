@@ -4,16 +4,16 @@
 // running, logs, never throws from start()/stop(), and stops promptly.
 #include <gtest/gtest.h>
 
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <atomic>
 #include <iostream>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <thread>
 
+#include "quick/consumer.h"
+#include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
-#include "quick/consumer.h"
-#include "quick/quick.h"
 #include "support/test_database.h"
 #include "util/logging.h"
 
@@ -31,8 +31,7 @@ class ResilienceTest : public testing::DatabaseTest {
 class LogCapture {
  public:
   explicit LogCapture(const std::string& logger_name)
-      : logger_(util::component_logger(logger_name)),
-        sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(200)) {
+      : logger_(util::component_logger(logger_name)), sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(200)) {
     logger_->sinks().push_back(sink_);
   }
   ~LogCapture() {
@@ -84,9 +83,10 @@ TEST_F(ResilienceTest, ConsumerReconnectsAfterItsBackendsAreTerminatedAndDrainsE
   const bool drained = eventually([&] { return queued() == 0; }, seconds(60));
   consumer.stop();
   const auto stats = consumer.stats();
-  std::cout << kills << " rounds of pg_terminate_backend ended " << terminated << " backends; reconnects="
-            << stats.reconnects << " database_errors=" << stats.database_errors << " in_doubt=" << stats.in_doubt_commits
-            << " handler runs=" << runs.total() << "\n" << stats.to_string() << std::endl;
+  std::cout << kills << " rounds of pg_terminate_backend ended " << terminated
+            << " backends; reconnects=" << stats.reconnects << " database_errors=" << stats.database_errors
+            << " in_doubt=" << stats.in_doubt_commits << " handler runs=" << runs.total() << "\n"
+            << stats.to_string() << std::endl;
   ASSERT_TRUE(drained) << queued() << " items still queued 60 s after the last termination";
   ASSERT_GE(kills, 2) << "the queue drained before the backends could be terminated twice";
   EXPECT_GT(terminated, 0);
@@ -133,8 +133,8 @@ TEST_F(ResilienceTest, ThrowingHandlerIsATransientFailureRetriedPerPolicyAndTheC
   });
   consumer.start();
 
-  ASSERT_TRUE(eventually([&] { return queued() == 0; }, seconds(60)))
-      << queued() << " items still queued\n" << consumer.stats().to_string();
+  ASSERT_TRUE(eventually([&] { return queued() == 0; }, seconds(60))) << queued() << " items still queued\n"
+                                                                      << consumer.stats().to_string();
   // Still running: new work is picked up.
   const auto later_ids = enqueue_items(url(), 5, 5, "later", "l");
   const bool later_done = eventually([&] { return later_runs.distinct() == 5 && queued() == 0; }, seconds(30));
@@ -180,10 +180,13 @@ TEST_F(ResilienceTest, FailedItemRunsAgainAfterItsBackoffNotWhenItsLeaseWouldHav
     return JobResult::done();
   });
   consumer.start();
-  const bool retried = eventually([&] {
-    for (const auto id : ids) if (runs.runs(id) < 2) return false;
-    return true;
-  }, seconds(6));
+  const bool retried = eventually(
+      [&] {
+        for (const auto id : ids)
+          if (runs.runs(id) < 2) return false;
+        return true;
+      },
+      seconds(6));
   consumer.stop();
   std::cout << consumer.stats().to_string() << std::endl;
   for (const auto id : ids) {
@@ -191,9 +194,14 @@ TEST_F(ResilienceTest, FailedItemRunsAgainAfterItsBackoffNotWhenItsLeaseWouldHav
     ASSERT_FALSE(starts.empty()) << "item " << id << " never ran";
     if (starts.size() < 2) {
       ADD_FAILURE() << "item " << id << " failed with a 50 ms backoff but did not run again within 6 s "
-                    << "(its lease was 20 s): " << query("SELECT 'item vests in ' || (i.vesting_time - now())::text || ', "
-                    "its zone pointer in ' || coalesce((p.vesting_time - now())::text, 'no pointer') FROM quick.items i "
-                    "LEFT JOIN quick.pointers p ON p.tenant = i.tenant WHERE i.id = " + std::to_string(id))[0][0].c_str();
+                    << "(its lease was 20 s): "
+                    << query(
+                           "SELECT 'item vests in ' || (i.vesting_time - now())::text || ', "
+                           "its zone pointer in ' || coalesce((p.vesting_time - now())::text, 'no pointer') FROM "
+                           "quick.items i "
+                           "LEFT JOIN quick.pointers p ON p.tenant = i.tenant WHERE i.id = " +
+                           std::to_string(id))[0][0]
+                           .c_str();
       continue;
     }
     const auto gap = std::chrono::duration_cast<milliseconds>(starts[1] - starts[0]);
@@ -216,8 +224,8 @@ TEST_F(ResilienceTest, ConsumerOnADatabaseWithoutTheQuickSchemaKeepsRunningLogsA
   const auto before = Clock::now();
   ASSERT_NO_THROW(consumer.stop());
   const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - before);
-  std::cout << "stop() on a schemaless database took " << elapsed.count() << " ms; database_errors="
-            << consumer.stats().database_errors << std::endl;
+  std::cout << "stop() on a schemaless database took " << elapsed.count()
+            << " ms; database_errors=" << consumer.stats().database_errors << std::endl;
   EXPECT_LT(elapsed, seconds(3)) << "stop() waited out an error backoff";
   const std::string log = scanner_log.text();
   EXPECT_NE(log.find("schemaless"), std::string::npos) << "the log does not name the database:\n" << log;
@@ -238,8 +246,8 @@ TEST_F(ResilienceTest, ConsumerPointedAtAnUnreachablePortKeepsRetryingAndStopsPr
   ASSERT_NO_THROW(consumer.stop());
   const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - before);
   const auto stats = consumer.stats();
-  std::cout << "stop() with an unreachable database took " << elapsed.count() << " ms; database_errors="
-            << stats.database_errors << " reconnects=" << stats.reconnects << std::endl;
+  std::cout << "stop() with an unreachable database took " << elapsed.count()
+            << " ms; database_errors=" << stats.database_errors << " reconnects=" << stats.reconnects << std::endl;
   EXPECT_LT(elapsed, seconds(3));
   EXPECT_GT(stats.reconnects, 0u) << "a refused connection is a connection problem, retried by reconnecting";
   const std::string log = scanner_log.text();

@@ -83,8 +83,7 @@ class RetryPolicyTest : public testing::DatabaseTest {
     return config;
   }
 
-  std::int64_t enqueue(const std::string& tenant, const std::string& job_type,
-                       const std::string& payload = "{}") {
+  std::int64_t enqueue(const std::string& tenant, const std::string& job_type, const std::string& payload = "{}") {
     auto conn = connect();
     pqxx::work txn(*conn);
     NewItem item;
@@ -179,7 +178,8 @@ TEST_F(RetryPolicyTest, InlineRetriesRunTheHandlerNPlusOneTimesBeforeTheFirstReq
   const auto id = enqueue("tenant", "flaky");
   consumer.start();
   const std::string requeued_sql = "SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id) +
-                                   " AND error_count = 3 AND lease_id IS NULL AND vesting_time > now() + interval '20 seconds'";
+                                   " AND error_count = 3 AND lease_id IS NULL AND vesting_time > now() + interval '20 "
+                                   "seconds'";
   ASSERT_TRUE(eventually([&] { return count(requeued_sql) == 1; }, 30s));
   std::this_thread::sleep_for(200ms);
   consumer.stop();
@@ -375,8 +375,7 @@ TEST_F(RetryPolicyTest, GiveUpAfterEndsRetriesOnceTheItemIsOldEnough) {
   EXPECT_GE(runs.load(), 2) << "retried at least once before giving up";
   const auto reason = query_value<std::string>("SELECT reason FROM quick.dead_items");
   EXPECT_NE(reason.find("give_up_after"), std::string::npos) << reason;
-  EXPECT_GE(query_value<double>("SELECT extract(epoch FROM died_at - enqueued_at)::float8 FROM quick.dead_items"),
-            0.6);
+  EXPECT_GE(query_value<double>("SELECT extract(epoch FROM died_at - enqueued_at)::float8 FROM quick.dead_items"), 0.6);
   EXPECT_EQ(count("SELECT count(*) FROM quick.items"), 0);
 }
 

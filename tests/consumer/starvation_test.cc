@@ -127,7 +127,8 @@ TEST_F(StarvationTest, InOrderScannerServesTheOldestPointersFirstAtATinySelectio
   consumer.stop();
   const auto stats = consumer.stats();
   std::cout << "the " << kOldest << " oldest zones were served after " << progress.done_when_oldest_finished.load()
-            << " items, in " << elapsed.count() << " ms\n" << stats.to_string() << std::endl;
+            << " items, in " << elapsed.count() << " ms\n"
+            << stats.to_string() << std::endl;
   EXPECT_GT(stats.in_order_scans, 0u);
   // In order: the oldest kOldest zones come (nearly) first; random selection over 1000 peeked
   // pointers would have served about 5% of them by then.
@@ -149,8 +150,8 @@ TEST_F(StarvationTest, RandomSelectionAloneDoesNotFavourTheOldestPointers) {
   std::cout << "without the in-order Scanner, " << progress.oldest_done.load() << " of the " << kOldest
             << " oldest zones were served in the first " << progress.done.load() << " items" << std::endl;
   EXPECT_LT(progress.oldest_done.load(), kOldest / 2)
-      << "after " << progress.done.load() << " items, " << progress.oldest_done.load() << " of the "
-      << kOldest << " oldest zones were served";
+      << "after " << progress.done.load() << " items, " << progress.oldest_done.load() << " of the " << kOldest
+      << " oldest zones were served";
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.consumer_roles"), 0);
 }
 
@@ -200,8 +201,8 @@ TEST_F(StarvationTest, OneConsumerAtATimeHoldsTheInOrderRoleAndAnotherTakesItWhe
   ASSERT_TRUE(eventually([&] { return role_holders(consumers).size() == 1; }, 5s));
   const auto handover = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stopped);
   const int second = role_holders(consumers).at(0);
-  std::cout << "role moved from consumer-" << first << " to consumer-" << second << " in " << handover.count()
-            << " ms" << std::endl;
+  std::cout << "role moved from consumer-" << first << " to consumer-" << second << " in " << handover.count() << " ms"
+            << std::endl;
   EXPECT_NE(second, first);
   EXPECT_LE(handover, base_config().scanner.in_order_lease_duration);
   EXPECT_EQ(query_value<std::string>("SELECT holder FROM quick.consumer_roles WHERE role = 'in_order_scanner'"),
@@ -223,10 +224,10 @@ TEST_F(StarvationTest, ARoleWhoseHolderDiedMovesToALiveConsumerOnceItsLeaseRunsO
   }
   ASSERT_TRUE(eventually([&] { return role_holders(consumers).size() == 1; }, 10s));
 
-  const std::string dead_lease_end =
-      query_value<std::string>("UPDATE quick.consumer_roles SET holder = 'crashed-consumer', "
-                               "expires_at = now() + interval '1 second' WHERE role = 'in_order_scanner' "
-                               "RETURNING expires_at::text");
+  const std::string dead_lease_end = query_value<std::string>(
+      "UPDATE quick.consumer_roles SET holder = 'crashed-consumer', "
+      "expires_at = now() + interval '1 second' WHERE role = 'in_order_scanner' "
+      "RETURNING expires_at::text");
   const auto crashed_at = Clock::now();
   // Until the dead holder's lease runs out, the role stays with it. The deadline is the dead
   // lease's own end, not the row's current expiry: once a live consumer has taken the role the
@@ -234,9 +235,9 @@ TEST_F(StarvationTest, ARoleWhoseHolderDiedMovesToALiveConsumerOnceItsLeaseRunsO
   // machine, missed the last 50 ms of the dead lease.
   // Holder and time come from one statement, and the consumers' own view is sampled before it,
   // so a slow test thread never compares a later holder with an earlier clock.
-  const std::string holder_before_dead_lease_end =
-      "SELECT holder, now() < '" + dead_lease_end + "'::timestamptz - interval '50 milliseconds' "
-      "FROM quick.consumer_roles WHERE role = 'in_order_scanner'";
+  const std::string holder_before_dead_lease_end = "SELECT holder, now() < '" + dead_lease_end +
+                                                   "'::timestamptz - interval '50 milliseconds' "
+                                                   "FROM quick.consumer_roles WHERE role = 'in_order_scanner'";
   while (true) {
     // After 700 ms every live consumer has renewed (every 333 ms) and seen the other holder.
     const bool settled = Clock::now() - crashed_at > 700ms;
@@ -255,7 +256,8 @@ TEST_F(StarvationTest, ARoleWhoseHolderDiedMovesToALiveConsumerOnceItsLeaseRunsO
   const auto takeover = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - expired);
   std::cout << "role taken " << takeover.count() << " ms after the dead holder's lease ran out" << std::endl;
   EXPECT_LE(takeover, base_config().scanner.in_order_lease_duration);
-  const auto holder = query_value<std::string>("SELECT holder FROM quick.consumer_roles WHERE role = 'in_order_scanner'");
+  const auto holder = query_value<std::string>(
+      "SELECT holder FROM quick.consumer_roles WHERE role = 'in_order_scanner'");
   EXPECT_EQ(holder, "consumer-" + std::to_string(role_holders(consumers).at(0)));
 }
 

@@ -10,11 +10,11 @@
 #include <mutex>
 #include <thread>
 
+#include "quick/consumer.h"
+#include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
-#include "quick/consumer.h"
-#include "quick/quick.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -102,7 +102,8 @@ TEST_F(StopTest, StopDuringLoadLosesNothingAndLeavesNoItemLeased) {
         << "item " << id << " was committed but neither ran nor is queued: lost";
   }
   for (const auto id : ran_before_stop) {
-    EXPECT_EQ(still_queued.count(id), 0u) << "item " << id << " ran to completion before the stop but its "
+    EXPECT_EQ(still_queued.count(id), 0u) << "item " << id
+                                          << " ran to completion before the stop but its "
                                              "acknowledgment was not flushed";
   }
   EXPECT_EQ(done_by_first, ran_before_stop.size());
@@ -142,7 +143,8 @@ TEST_F(StopTest, StopIsPromptWithLongHandlersThatHonourShouldStop) {
     return JobResult::retry("interrupted");
   });
   consumer.start();
-  ASSERT_TRUE(eventually([&] { return running.load() == 3; }, seconds(30))) << "only " << running << " handlers started";
+  ASSERT_TRUE(eventually([&] { return running.load() == 3; }, seconds(30)))
+      << "only " << running << " handlers started";
 
   const auto stop_started = Clock::now();
   consumer.stop();
@@ -225,7 +227,8 @@ TEST_F(StopTest, ItemsBufferedButNotStartedAreReleasedAsSoonAsStopBegins) {
   std::this_thread::sleep_for(milliseconds(100));  // let the Scanner fill the buffer up
   const int leased_before = leased();
   const auto buffered_before = consumer.stats().items_buffered;
-  std::cout << "before stop: 1 running, " << buffered_before << " buffered, " << leased_before << " leased" << std::endl;
+  std::cout << "before stop: 1 running, " << buffered_before << " buffered, " << leased_before << " leased"
+            << std::endl;
   ASSERT_GE(leased_before, 4);
 
   auto stopping = std::async(std::launch::async, [&] { consumer.stop(); });
@@ -293,8 +296,10 @@ TEST_F(StopTest, ItemsReleasedByStopAreRunByAnotherConsumerWithoutWaitingForThei
   std::cout << "the next consumer ran " << runs.distinct() << " of " << kItems << " items in "
             << seconds_since(started_next) << " s" << std::endl;
   EXPECT_TRUE(drained) << count("true") << " released items were not run within 6 s; their zones' pointers vest in: "
-                       << query("SELECT string_agg(round(extract(epoch FROM p.vesting_time - now()))::text || 's', ', ') "
-                                "FROM quick.pointers p")[0][0].c_str();
+                       << query(
+                              "SELECT string_agg(round(extract(epoch FROM p.vesting_time - now()))::text || 's', ', ') "
+                              "FROM quick.pointers p")[0][0]
+                              .c_str();
 }
 
 // A handler that ignores should_stop() is left behind after stop_deadline and a short grace:
@@ -327,7 +332,8 @@ TEST_F(StopTest, HandlerIgnoringShouldStopDoesNotMakeStopHang) {
 
   const auto stop_started = Clock::now();
   auto stopping = std::async(std::launch::async, [&] { consumer->stop(); });
-  const bool stopped = stopping.wait_for(config.stop_deadline + seconds(2) + milliseconds(1500)) == std::future_status::ready;
+  const bool stopped = stopping.wait_for(config.stop_deadline + seconds(2) + milliseconds(1500)) ==
+                       std::future_status::ready;
   const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - stop_started);
   std::cout << "stop() with a handler ignoring should_stop took " << elapsed.count() << " ms" << std::endl;
   if (!stopped) {
@@ -361,7 +367,7 @@ TEST_F(StopTest, HandlerIgnoringShouldStopDoesNotMakeStopHang) {
   }
   stuck->changed.notify_all();
   EXPECT_TRUE(eventually([&] { return stuck->returned.load(); }, seconds(10)));
-  consumer.reset();  // destroying the consumer whose worker was left behind is safe
+  consumer.reset();                                // destroying the consumer whose worker was left behind is safe
   std::this_thread::sleep_for(milliseconds(200));  // let the left-behind worker thread end
 }
 

@@ -20,8 +20,7 @@ using core::HeldItemPtr;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-HeldItemPtr make_item(int database, const std::string& tenant, std::int64_t id,
-                      const std::string& job_type = "job") {
+HeldItemPtr make_item(int database, const std::string& tenant, std::int64_t id, const std::string& job_type = "job") {
   auto item = std::make_shared<HeldItem>();
   item->database = database;
   item->item.tenant = tenant;
@@ -95,8 +94,8 @@ TEST(WorkQueue, ZoneThatEmptiedAndRefilledRejoinsAtTheBack) {
   WorkQueue queue;
   queue.push({make_item(0, "A", 1)});
   queue.push(zone_items(0, "B", 10, 2));
-  EXPECT_EQ(queue.pop(milliseconds(0))->item.id, 1);   // A empties
-  queue.push({make_item(0, "A", 2)});                   // A rejoins behind B
+  EXPECT_EQ(queue.pop(milliseconds(0))->item.id, 1);  // A empties
+  queue.push({make_item(0, "A", 2)});                 // A rejoins behind B
   EXPECT_EQ(queue.pop(milliseconds(0))->item.id, 10);
   EXPECT_EQ(queue.pop(milliseconds(0))->item.id, 2);
   EXPECT_EQ(queue.pop(milliseconds(0))->item.id, 11);

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "quick/quick.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -74,7 +74,10 @@ class ValidationTest : public DatabaseTest {
                  "', payload '" + item.payload.substr(0, 20) + "'");
     expect_rejected_before_any_statement([&](pqxx::work& txn) { enqueue_in(txn, item); }, mentions);
     expect_rejected_before_any_statement(
-        [&](pqxx::work& txn) { enqueue_batch_in(txn, {make_item("good"), item}); }, mentions);
+        [&](pqxx::work& txn) {
+          enqueue_batch_in(txn, {make_item("good"), item});
+        },
+        mentions);
     EXPECT_EQ(items(), 0);
     EXPECT_EQ(pointers(), 0);
   }
@@ -102,9 +105,7 @@ class ValidationTest : public DatabaseTest {
 
 // --- enqueue: C++ side ---------------------------------------------------------------------------
 
-TEST_F(ValidationTest, EmptyTenantIsRejected) {
-  expect_enqueue_rejected(make_item(""), {"tenant", "1 to 200"});
-}
+TEST_F(ValidationTest, EmptyTenantIsRejected) { expect_enqueue_rejected(make_item(""), {"tenant", "1 to 200"}); }
 
 TEST_F(ValidationTest, OverLongTenantIsRejected) {
   expect_enqueue_rejected(make_item(std::string(201, 't')), {"tenant", "201"});
@@ -179,7 +180,7 @@ TEST_F(ValidationTest, PayloadWithANumberBeyondDoublePrecisionRangeIsRejectedSay
 
 TEST_F(ValidationTest, LengthLimitsCountCharactersNotBytes) {
   expect_enqueue_rejected(make_item(repeat("\xC3\xA9", 201)), {"tenant", "201"});
-  const std::string tenant = repeat("\xC3\xA9", 200);  // 200 x U+00E9, 400 bytes
+  const std::string tenant = repeat("\xC3\xA9", 200);        // 200 x U+00E9, 400 bytes
   const std::string job_type = repeat("\xE2\x82\xAC", 100);  // 100 x U+20AC
   const std::string client_id = repeat("\xC3\xA9", 200);
   pqxx::work txn(conn());
@@ -220,9 +221,15 @@ TEST_F(ValidationTest, NonPositiveMaxItemsIsRejected) {
   enqueue_committed(make_item("t"));
   for (int max_items : {0, -1}) {
     expect_rejected_before_any_statement(
-        [&](pqxx::work& txn) { peek_in(txn, "t", {max_items, std::nullopt}); }, {"max_items"});
+        [&](pqxx::work& txn) {
+          peek_in(txn, "t", {max_items, std::nullopt});
+        },
+        {"max_items"});
     expect_rejected_before_any_statement(
-        [&](pqxx::work& txn) { dequeue_in(txn, "t", {max_items, 1000ms, std::nullopt}); }, {"max_items"});
+        [&](pqxx::work& txn) {
+          dequeue_in(txn, "t", {max_items, 1000ms, std::nullopt});
+        },
+        {"max_items"});
   }
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE lease_id IS NOT NULL"), 0);
 }
@@ -232,11 +239,14 @@ TEST_F(ValidationTest, NonPositiveLeaseDurationIsRejected) {
   const auto before = stored_item(conn(), id);
   for (auto duration : {0ms, -5ms}) {
     expect_rejected_before_any_statement(
-        [&](pqxx::work& txn) { dequeue_in(txn, "t", {1, duration, std::nullopt}); }, {"lease_duration"});
+        [&](pqxx::work& txn) {
+          dequeue_in(txn, "t", {1, duration, std::nullopt});
+        },
+        {"lease_duration"});
     expect_rejected_before_any_statement([&](pqxx::work& txn) { obtain_lease_in(txn, id, duration); },
                                          {"lease_duration"});
-    expect_rejected_before_any_statement(
-        [&](pqxx::work& txn) { extend_lease_in(txn, id, kStrangerLease, duration); }, {"lease_duration"});
+    expect_rejected_before_any_statement([&](pqxx::work& txn) { extend_lease_in(txn, id, kStrangerLease, duration); },
+                                         {"lease_duration"});
   }
   const auto after = stored_item(conn(), id);
   EXPECT_FALSE(after->lease_id.has_value());
@@ -245,10 +255,10 @@ TEST_F(ValidationTest, NonPositiveLeaseDurationIsRejected) {
 
 TEST_F(ValidationTest, NegativeRequeueOrReleaseDelayIsRejected) {
   const auto id = enqueue_committed(make_item("t"));
-  expect_rejected_before_any_statement(
-      [&](pqxx::work& txn) { requeue_in(txn, id, std::nullopt, -1ms); }, {"vesting_delay"});
-  expect_rejected_before_any_statement(
-      [&](pqxx::work& txn) { release_lease_in(txn, id, kStrangerLease, -1ms); }, {"vesting_delay"});
+  expect_rejected_before_any_statement([&](pqxx::work& txn) { requeue_in(txn, id, std::nullopt, -1ms); },
+                                       {"vesting_delay"});
+  expect_rejected_before_any_statement([&](pqxx::work& txn) { release_lease_in(txn, id, kStrangerLease, -1ms); },
+                                       {"vesting_delay"});
   EXPECT_EQ(stored_item(conn(), id)->error_count, 0);
 }
 
@@ -279,8 +289,8 @@ TEST_F(ValidationTest, MalformedLeaseIdIsRejectedAsInvalidArgumentAndChangesNoth
 // --- connection strings --------------------------------------------------------------------------
 
 TEST_F(ValidationTest, MalformedConnectionStringIsRejectedWithoutConnecting) {
-  for (const char* conninfo : {"host=localhost port", "dbname='unterminated", "nonsense_keyword=1",
-                               "postgresql://[::1/db"}) {
+  for (const char* conninfo :
+       {"host=localhost port", "dbname='unterminated", "nonsense_keyword=1", "postgresql://[::1/db"}) {
     SCOPED_TRACE(conninfo);
     try {
       quick::connect(conninfo);
@@ -326,8 +336,8 @@ TEST_F(ValidationTest, SqlEnqueueRejectsBadArgumentsNamingThem) {
                       "client_item_id");
   expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', '{bad')", "22P02", "json");
   set_max_payload_bytes(50);
-  expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', jsonb_build_object('x', repeat('x', 100)))",
-                      "22023", "max_payload_bytes");
+  expect_sql_rejected("SELECT * FROM quick.enqueue('t', 'job', jsonb_build_object('x', repeat('x', 100)))", "22023",
+                      "max_payload_bytes");
   EXPECT_EQ(items(), 0);
   EXPECT_EQ(pointers(), 0);
 }
@@ -336,8 +346,8 @@ TEST_F(ValidationTest, SqlEnqueueBatchRejectsBadArgumentsNamingThem) {
   expect_sql_rejected("SELECT * FROM quick.enqueue_batch('{}')", "22023", "JSON array");
   expect_sql_rejected("SELECT * FROM quick.enqueue_batch(NULL)", "22023", "JSON array");
   expect_sql_rejected("SELECT * FROM quick.enqueue_batch('[1]')", "22023", "item 1 must be a JSON object");
-  expect_sql_rejected(R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j","colour":1}]'))",
-                      "22023", "unknown key \"colour\"");
+  expect_sql_rejected(R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j","colour":1}]'))", "22023",
+                      "unknown key \"colour\"");
   expect_sql_rejected(
       R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j"},{"tenant":"t","job_type":"j","vesting_delay":"soon"}]'))",
       "22023", "item 2");
@@ -346,8 +356,8 @@ TEST_F(ValidationTest, SqlEnqueueBatchRejectsBadArgumentsNamingThem) {
   expect_sql_rejected(R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j"},{"job_type":"j"}]'))",
                       "22023", "item 2: tenant");
   expect_sql_rejected(
-      R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j","vesting_delay":"-1 hour"}]'))",
-      "22023", "vesting_delay");
+      R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"t","job_type":"j","vesting_delay":"-1 hour"}]'))", "22023",
+      "vesting_delay");
   EXPECT_EQ(items(), 0);
   EXPECT_EQ(pointers(), 0);
 }
@@ -379,11 +389,9 @@ TEST_F(ValidationTest, SqlPointerOperationsRejectBadArgumentsNamingThem) {
   expect_sql_rejected("SELECT * FROM quick.lease_pointers('{t}', '0')", "22023", "lease_duration");
   expect_sql_rejected("SELECT * FROM quick.lease_next_pointers(0, '1 minute')", "22023", "max_pointers");
   expect_sql_rejected("SELECT * FROM quick.lease_next_pointers(1, '-1 minute')", "22023", "lease_duration");
-  expect_sql_rejected("SELECT * FROM quick.settle_pointers('{t}', '{}', '{}', '1 minute')", "22023",
-                      "same length");
-  expect_sql_rejected(
-      "SELECT * FROM quick.settle_pointers('{t}', ARRAY[gen_random_uuid()], '{f}', '-1 minute')", "22023",
-      "min_inactive");
+  expect_sql_rejected("SELECT * FROM quick.settle_pointers('{t}', '{}', '{}', '1 minute')", "22023", "same length");
+  expect_sql_rejected("SELECT * FROM quick.settle_pointers('{t}', ARRAY[gen_random_uuid()], '{f}', '-1 minute')",
+                      "22023", "min_inactive");
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE lease_id IS NULL"), 1);
 }
 

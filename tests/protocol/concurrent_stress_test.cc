@@ -48,8 +48,8 @@ std::vector<std::int64_t> enqueue_with_sql_functions(pqxx::transaction_base& txn
   if (batch) {
     nlohmann::json array = nlohmann::json::array();
     for (const auto& item : items) array.push_back({{"tenant", item.tenant}, {"job_type", item.job_type}});
-    for (const auto& row : txn.exec_params("SELECT item_id FROM quick.enqueue_batch($1::jsonb) ORDER BY ordinal",
-                                           array.dump())) {
+    for (const auto& row :
+         txn.exec_params("SELECT item_id FROM quick.enqueue_batch($1::jsonb) ORDER BY ordinal", array.dump())) {
       ids.push_back(row[0].as<std::int64_t>());
     }
   } else {
@@ -88,8 +88,8 @@ void relax_durability(pqxx::connection& conn) {
 
 // One enqueuing application thread: small transactions of 1-6 items over sorted tenants (so
 // that transactions creating several new pointers cannot deadlock on the unique index).
-void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed,
-                  const std::atomic<bool>& stop, EnqueuerReport& report) {
+void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed, const std::atomic<bool>& stop,
+                  EnqueuerReport& report) {
   try {
     pqxx::connection conn(url);
     relax_durability(conn);
@@ -103,8 +103,7 @@ void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed,
         item.job_type = "stress";
         items.push_back(std::move(item));
       }
-      std::sort(items.begin(), items.end(),
-                [](const NewItem& a, const NewItem& b) { return a.tenant < b.tenant; });
+      std::sort(items.begin(), items.end(), [](const NewItem& a, const NewItem& b) { return a.tenant < b.tenant; });
       const bool batch = kind == EnqueuerKind::kReadCommittedBatch ||
                          (kind == EnqueuerKind::kSerializableMixed && rng() % 2 == 0);
       const bool roll_back = rng() % 25 == 0;
@@ -127,11 +126,13 @@ void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed,
           if (kind == EnqueuerKind::kSerializableMixed) {
             pqxx::transaction<pqxx::isolation_level::serializable> txn(conn);
             ids = body(txn);
-            if (roll_back) txn.abort(); else txn.commit();
+            if (roll_back) txn.abort();
+            else txn.commit();
           } else {
             pqxx::work txn(conn);
             ids = body(txn);
-            if (roll_back) txn.abort(); else txn.commit();
+            if (roll_back) txn.abort();
+            else txn.commit();
           }
           ++report.transactions;
           auto& into = roll_back ? report.rolled_back : report.committed;
@@ -152,8 +153,7 @@ void run_enqueuer(const std::string& url, EnqueuerKind kind, unsigned seed,
 }
 
 // One consumer: lease pointers, dequeue and complete their items, settle the pointers.
-void run_consumer(const std::string& url, unsigned seed, const std::atomic<bool>& stop,
-                  ConsumerReport& report) {
+void run_consumer(const std::string& url, unsigned seed, const std::atomic<bool>& stop, ConsumerReport& report) {
   try {
     pqxx::connection conn(url);
     relax_durability(conn);
@@ -192,8 +192,8 @@ void run_consumer(const std::string& url, unsigned seed, const std::atomic<bool>
         pqxx::result items;
         {
           pqxx::work txn(conn);
-          items = txn.exec_params(
-              "SELECT id, lease_id FROM quick.dequeue($1, 10, interval '30 seconds')", lease.tenant);
+          items = txn.exec_params("SELECT id, lease_id FROM quick.dequeue($1, 10, interval '30 seconds')",
+                                  lease.tenant);
           txn.commit();
         }
         // The handlers' work, acknowledged in one statement per zone, each item with its lease.
@@ -237,10 +237,8 @@ void run_consumer(const std::string& url, unsigned seed, const std::atomic<bool>
 class ConcurrentStressTest : public testing::DatabaseTest {};
 
 TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrphanAZone) {
-  const std::vector<EnqueuerKind> kinds = {EnqueuerKind::kReadCommittedSingle,
-                                           EnqueuerKind::kReadCommittedBatch,
-                                           EnqueuerKind::kSerializableMixed,
-                                           EnqueuerKind::kReadCommittedSqlFunctions};
+  const std::vector<EnqueuerKind> kinds = {EnqueuerKind::kReadCommittedSingle, EnqueuerKind::kReadCommittedBatch,
+                                           EnqueuerKind::kSerializableMixed, EnqueuerKind::kReadCommittedSqlFunctions};
   constexpr int kConsumers = 3;
   std::atomic<bool> stop_enqueuers{false};
   std::atomic<bool> stop_consumers{false};
@@ -248,12 +246,12 @@ TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrph
   std::vector<ConsumerReport> consumers(kConsumers);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    threads.emplace_back(run_enqueuer, url(), kinds[i], 1000u + static_cast<unsigned>(i),
-                         std::cref(stop_enqueuers), std::ref(enqueuers[i]));
+    threads.emplace_back(run_enqueuer, url(), kinds[i], 1000u + static_cast<unsigned>(i), std::cref(stop_enqueuers),
+                         std::ref(enqueuers[i]));
   }
   for (int i = 0; i < kConsumers; ++i) {
-    threads.emplace_back(run_consumer, url(), 2000u + static_cast<unsigned>(i),
-                         std::cref(stop_consumers), std::ref(consumers[i]));
+    threads.emplace_back(run_consumer, url(), 2000u + static_cast<unsigned>(i), std::cref(stop_consumers),
+                         std::ref(consumers[i]));
   }
 
   // The invariant must hold in every snapshot, not only at the end: watch it while running.
@@ -350,18 +348,17 @@ TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrph
   }
   if (!present.empty()) {
     std::ostringstream state;
-    for (const auto& row : query(
-             "SELECT p.tenant, p.vesting_time - now(), p.lease_id IS NOT NULL, p.last_active_time - now(), "
-             "       (SELECT count(*) FROM quick.items i WHERE i.tenant = p.tenant), "
-             "       (SELECT min(i.vesting_time) - now() FROM quick.items i WHERE i.tenant = p.tenant), "
-             "       (SELECT count(*) FROM quick.items i WHERE i.tenant = p.tenant AND i.lease_id IS NOT NULL) "
-             "  FROM quick.pointers p ORDER BY 1")) {
-      state << "\n  pointer " << row[0].c_str() << ": vests in " << row[1].c_str() << ", leased "
-            << row[2].c_str() << ", last active " << row[3].c_str() << ", items " << row[4].c_str()
-            << " (first vests in " << row[5].c_str() << ", " << row[6].c_str() << " leased)";
+    for (const auto& row :
+         query("SELECT p.tenant, p.vesting_time - now(), p.lease_id IS NOT NULL, p.last_active_time - now(), "
+               "       (SELECT count(*) FROM quick.items i WHERE i.tenant = p.tenant), "
+               "       (SELECT min(i.vesting_time) - now() FROM quick.items i WHERE i.tenant = p.tenant), "
+               "       (SELECT count(*) FROM quick.items i WHERE i.tenant = p.tenant AND i.lease_id IS NOT NULL) "
+               "  FROM quick.pointers p ORDER BY 1")) {
+      state << "\n  pointer " << row[0].c_str() << ": vests in " << row[1].c_str() << ", leased " << row[2].c_str()
+            << ", last active " << row[3].c_str() << ", items " << row[4].c_str() << " (first vests in "
+            << row[5].c_str() << ", " << row[6].c_str() << " leased)";
     }
-    ADD_FAILURE() << present.size() << " committed items were never reached after enqueueing stopped:"
-                  << state.str();
+    ADD_FAILURE() << present.size() << " committed items were never reached after enqueueing stopped:" << state.str();
   }
   EXPECT_GT(committed.size(), 100u) << "too little work to be a stress test";
 
@@ -373,16 +370,15 @@ TEST_F(ConcurrentStressTest, RacingEnqueuersConsumersAndGcLoseNoItemAndNeverOrph
 
   std::ostringstream actions;
   for (const auto& [action, n] : settle_actions) actions << " " << action << "=" << n;
-  std::cout << "[protocol] stress " << seconds << "s: items committed=" << committed.size()
-            << " (RC single " << enqueuers[0].committed.size() << ", RC batch "
-            << enqueuers[1].committed.size() << ", SER " << enqueuers[2].committed.size() << ", RC SQL functions "
-            << enqueuers[3].committed.size()
+  std::cout << "[protocol] stress " << seconds << "s: items committed=" << committed.size() << " (RC single "
+            << enqueuers[0].committed.size() << ", RC batch " << enqueuers[1].committed.size() << ", SER "
+            << enqueuers[2].committed.size() << ", RC SQL functions " << enqueuers[3].committed.size()
             << "), rolled back=" << rolled_back.size() << ", completed=" << completions.size()
             << ", queued when enqueueing stopped=" << left_at_drain << " (drained in " << drain_seconds
-            << "s), left=" << present.size() << "; SER 40001 retries="
-            << enqueuers[2].serialization_failures << " 40P01=" << enqueuers[2].deadlocks
-            << ", RC 40001/40P01=" << enqueuers[0].serialization_failures + enqueuers[1].serialization_failures
-            << "/" << enqueuers[0].deadlocks + enqueuers[1].deadlocks << "; pointer leases=" << pointer_leases
+            << "s), left=" << present.size() << "; SER 40001 retries=" << enqueuers[2].serialization_failures
+            << " 40P01=" << enqueuers[2].deadlocks
+            << ", RC 40001/40P01=" << enqueuers[0].serialization_failures + enqueuers[1].serialization_failures << "/"
+            << enqueuers[0].deadlocks + enqueuers[1].deadlocks << "; pointer leases=" << pointer_leases
             << " abandoned=" << abandoned << " pulls applied=" << pulls << "; settle:" << actions.str()
             << "; orphan checks=" << orphan_checks << " max orphans=" << max_orphans << std::endl;
 }

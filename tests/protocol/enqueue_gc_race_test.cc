@@ -58,21 +58,18 @@ std::string short_name(Isolation isolation) {
 }
 
 // The GC's lease on the pointer, fixed per tenant so that setup and steps agree on it.
-std::string gc_lease(const std::string& tenant) {
-  return "md5(" + sql_literal(tenant + "/gc") + ")::uuid";
-}
+std::string gc_lease(const std::string& tenant) { return "md5(" + sql_literal(tenant + "/gc") + ")::uuid"; }
 
 enum class LeaseState {
-  kLive,     // leased by the GC, vesting in the future
-  kExpired,  // the GC's lease ran out: a consumer may lease the pointer again
+  kLive,       // leased by the GC, vesting in the future
+  kExpired,    // the GC's lease ran out: a consumer may lease the pointer again
   kVisitable,  // not leased and vested, its zone holding one vested item: a visit will take it
 };
 
 // One pointer per interleaving, named prefix-0 .. prefix-(count-1), inactive for an hour. Leased
 // with gc_lease() and their zones empty, or (kVisitable) unleased with one vested item, of job
 // type 'setup', in each zone.
-void create_leased_pointers(pqxx::connection& conn, const std::string& prefix, std::size_t count,
-                            LeaseState state) {
+void create_leased_pointers(pqxx::connection& conn, const std::string& prefix, std::size_t count, LeaseState state) {
   pqxx::nontransaction txn(conn);
   const bool visitable = state == LeaseState::kVisitable;
   txn.exec_params(
@@ -95,14 +92,13 @@ std::string lock_pointer_key_share(const std::string& tenant) {
   return "SELECT 1 FROM quick.pointers WHERE tenant = " + sql_literal(tenant) + " FOR KEY SHARE";
 }
 std::string insert_pointer(const std::string& tenant) {
-  return "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) VALUES (" +
-         sql_literal(tenant) +
+  return "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) VALUES (" + sql_literal(tenant) +
          ", statement_timestamp(), statement_timestamp()) ON CONFLICT (tenant) DO NOTHING "
          "RETURNING 1";
 }
 std::string insert_item(const std::string& tenant) {
-  return "INSERT INTO quick.items (tenant, job_type, vesting_time) VALUES (" +
-         sql_literal(tenant) + ", 'race', statement_timestamp()) RETURNING id";
+  return "INSERT INTO quick.items (tenant, job_type, vesting_time) VALUES (" + sql_literal(tenant) +
+         ", 'race', statement_timestamp()) RETURNING id";
 }
 // quick.enqueue's pointer creation, taken only when the lock found no pointer.
 testing::Step insert_pointer_if_missing(const std::string& label, const std::string& tenant) {
@@ -119,13 +115,13 @@ SessionScript protocol_enqueue(const std::string& tenant, Isolation isolation, b
   if (lock_first) {
     return {"E",
             {fixed_step("E1:begin+KS", begin + lock_pointer_key_share(tenant)),
-             insert_pointer_if_missing("E2:ins-ptr", tenant),
-             fixed_step("E3:item", insert_item(tenant)), fixed_step("E4:commit", "COMMIT")}};
+             insert_pointer_if_missing("E2:ins-ptr", tenant), fixed_step("E3:item", insert_item(tenant)),
+             fixed_step("E4:commit", "COMMIT")}};
   }
-  return {"E",
-          {fixed_step("E1:begin+item", begin + insert_item(tenant)),
-           fixed_step("E2:KS", lock_pointer_key_share(tenant)),
-           insert_pointer_if_missing("E3:ins-ptr", tenant), fixed_step("E4:commit", "COMMIT")}};
+  return {
+      "E",
+      {fixed_step("E1:begin+item", begin + insert_item(tenant)), fixed_step("E2:KS", lock_pointer_key_share(tenant)),
+       insert_pointer_if_missing("E3:ins-ptr", tenant), fixed_step("E4:commit", "COMMIT")}};
 }
 
 // Negative control: create-if-missing without locking an existing pointer.
@@ -136,41 +132,35 @@ SessionScript on_conflict_only_enqueue(const std::string& tenant) {
 }
 
 std::string lock_pointer_for_gc(const std::string& tenant, bool skip_locked) {
-  return "SELECT 1 FROM quick.pointers WHERE tenant = " + sql_literal(tenant) +
-         " AND lease_id = " + gc_lease(tenant) +
+  return "SELECT 1 FROM quick.pointers WHERE tenant = " + sql_literal(tenant) + " AND lease_id = " + gc_lease(tenant) +
          " AND last_active_time <= statement_timestamp() - interval '1 minute' FOR UPDATE" +
          (skip_locked ? " SKIP LOCKED" : "");
 }
 
 // GC steps after the lock: check emptiness in a new statement, then delete.
-void append_check_and_delete(std::vector<testing::Step>& steps, const std::string& tenant,
-                             int first_number) {
+void append_check_and_delete(std::vector<testing::Step>& steps, const std::string& tenant, int first_number) {
   const std::string n2 = std::to_string(first_number);
   const std::string n3 = std::to_string(first_number + 1);
-  steps.push_back(dynamic_step("G" + n2 + ":empty?",
-                               [tenant](const RunView& view) -> std::optional<std::string> {
-                                 if (view.previous().row_count() == 0) return std::nullopt;
-                                 return "SELECT NOT EXISTS (SELECT 1 FROM quick.items WHERE tenant = " +
-                                        sql_literal(tenant) + ")";
-                               }));
-  steps.push_back(dynamic_step("G" + n3 + ":delete",
-                               [tenant](const RunView& view) -> std::optional<std::string> {
-                                 if (view.previous().value() != std::optional<std::string>("t")) {
-                                   return std::nullopt;
-                                 }
-                                 return "DELETE FROM quick.pointers WHERE tenant = " +
-                                        sql_literal(tenant) + " AND lease_id = " +
-                                        gc_lease(tenant) + " RETURNING 1";
-                               }));
+  steps.push_back(dynamic_step("G" + n2 + ":empty?", [tenant](const RunView& view) -> std::optional<std::string> {
+    if (view.previous().row_count() == 0) return std::nullopt;
+    return "SELECT NOT EXISTS (SELECT 1 FROM quick.items WHERE tenant = " + sql_literal(tenant) + ")";
+  }));
+  steps.push_back(dynamic_step("G" + n3 + ":delete", [tenant](const RunView& view) -> std::optional<std::string> {
+    if (view.previous().value() != std::optional<std::string>("t")) {
+      return std::nullopt;
+    }
+    return "DELETE FROM quick.pointers WHERE tenant = " + sql_literal(tenant) + " AND lease_id = " + gc_lease(tenant) +
+           " RETURNING 1";
+  }));
 }
 
 // quick.settle_pointers' collection written out: READ COMMITTED; lock FOR UPDATE SKIP LOCKED;
 // a new statement checks the zone is empty; delete; commit.
-SessionScript protocol_gc(const std::string& tenant,
-                          Isolation isolation = Isolation::kReadCommitted, bool skip_locked = true) {
+SessionScript protocol_gc(const std::string& tenant, Isolation isolation = Isolation::kReadCommitted,
+                          bool skip_locked = true) {
   SessionScript gc{"G",
-                   {fixed_step("G1:begin+lock", "BEGIN ISOLATION LEVEL " + sql_name(isolation) +
-                                                    "; " + lock_pointer_for_gc(tenant, skip_locked))}};
+                   {fixed_step("G1:begin+lock", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
+                                                    lock_pointer_for_gc(tenant, skip_locked))}};
   append_check_and_delete(gc.steps, tenant, 2);
   gc.steps.push_back(fixed_step("G4:commit", "COMMIT"));
   return gc;
@@ -179,11 +169,11 @@ SessionScript protocol_gc(const std::string& tenant,
 // Negative control: a snapshot GC whose snapshot predates its lock because it first read its
 // lease (as a consumer would), then locked with SKIP LOCKED.
 SessionScript snapshot_first_gc(const std::string& tenant, Isolation isolation) {
-  SessionScript gc{"G",
-                   {fixed_step("G0:begin+read", "BEGIN ISOLATION LEVEL " + sql_name(isolation) +
-                                                    "; SELECT lease_id FROM quick.pointers WHERE tenant = " +
-                                                    sql_literal(tenant)),
-                    fixed_step("G1:lock", lock_pointer_for_gc(tenant, true))}};
+  SessionScript gc{
+      "G",
+      {fixed_step("G0:begin+read", "BEGIN ISOLATION LEVEL " + sql_name(isolation) +
+                                       "; SELECT lease_id FROM quick.pointers WHERE tenant = " + sql_literal(tenant)),
+       fixed_step("G1:lock", lock_pointer_for_gc(tenant, true))}};
   append_check_and_delete(gc.steps, tenant, 2);
   gc.steps.push_back(fixed_step("G4:commit", "COMMIT"));
   return gc;
@@ -193,20 +183,19 @@ SessionScript snapshot_first_gc(const std::string& tenant, Isolation isolation) 
 // behind the enqueuer's lock does not refresh (EvalPlanQual re-checks only the pointer row).
 SessionScript single_statement_gc(const std::string& tenant) {
   return {"G",
-          {fixed_step("G1:begin+delete",
-                      "BEGIN; DELETE FROM quick.pointers p WHERE p.tenant = " + sql_literal(tenant) +
-                          " AND p.lease_id = " + gc_lease(tenant) +
-                          " AND p.last_active_time <= statement_timestamp() - interval '1 minute'"
-                          " AND NOT EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = p.tenant)"
-                          " RETURNING 1"),
+          {fixed_step("G1:begin+delete", "BEGIN; DELETE FROM quick.pointers p WHERE p.tenant = " + sql_literal(tenant) +
+                                             " AND p.lease_id = " + gc_lease(tenant) +
+                                             " AND p.last_active_time <= statement_timestamp() - interval '1 minute'"
+                                             " AND NOT EXISTS (SELECT 1 FROM quick.items i WHERE i.tenant = p.tenant)"
+                                             " RETURNING 1"),
            fixed_step("G2:commit", "COMMIT")}};
 }
 
 // --- Real-function scripts ---------------------------------------------------------------------
 
 std::string settle_sql(const std::string& tenant, const std::string& lease_expression) {
-  return "SELECT action FROM quick.settle_pointers(ARRAY[" + sql_literal(tenant) + "], ARRAY[" +
-         lease_expression + "], ARRAY[false], interval '0')";
+  return "SELECT action FROM quick.settle_pointers(ARRAY[" + sql_literal(tenant) + "], ARRAY[" + lease_expression +
+         "], ARRAY[false], interval '0')";
 }
 // G: quick.settle_pointers with the GC's lease, in its own READ COMMITTED transaction.
 SessionScript settle_session(const std::string& tenant) {
@@ -221,11 +210,9 @@ std::string enqueue_sql(const std::string& tenant) {
 // library embeds) with its parameters spelled as literals. It returns no row when the tenant has
 // no pointer; the producer then calls quick.enqueue (fast_path_fallback).
 std::string fast_path_enqueue_sql(const std::string& tenant) {
-  return query_file_with_literals("enqueue_into_existing_zone", {{"$1", sql_literal(tenant)},
-                                                                 {"$2", "'race'"},
-                                                                 {"$3", "'{}'"},
-                                                                 {"$4", "'0'"},
-                                                                 {"$5", "0"}});
+  return query_file_with_literals(
+      "enqueue_into_existing_zone",
+      {{"$1", sql_literal(tenant)}, {"$2", "'race'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}});
 }
 // The producer's batch fast path (sql/queries/enqueue_batch_into_existing_zones.sql) on a batch of
 // two items, as enqueue_batch_in spells it: one for the raced tenant and one for a companion
@@ -269,8 +256,8 @@ bool action_is(const StepOutcome& step, const char* action) {
 
 using ScriptFactory = std::function<std::vector<SessionScript>(const std::string& tenant)>;
 // Checks one run; returns the problems found (none when the run kept the protocol's promises).
-using RunCheck = std::function<std::vector<std::string>(const std::string& tenant, const RunResult&,
-                                                        EnumerationStats&)>;
+using RunCheck =
+    std::function<std::vector<std::string>(const std::string& tenant, const RunResult&, EnumerationStats&)>;
 
 struct Enumeration {
   EnumerationStats stats;
@@ -296,16 +283,14 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
     pqxx::nontransaction txn(*checker_);
     return txn.exec_params(sql, tenant).at(0).at(0).as<long>();
   }
-  long items(const std::string& tenant) {
-    return count("SELECT count(*) FROM quick.items WHERE tenant = $1", tenant);
-  }
+  long items(const std::string& tenant) { return count("SELECT count(*) FROM quick.items WHERE tenant = $1", tenant); }
   long app_rows(const std::string& tenant) {
     return count("SELECT count(*) FROM app_events WHERE tenant = $1", tenant);
   }
 
   // Runs every interleaving of the scripts, one fresh tenant each, and checks each run.
-  Enumeration enumerate(int sessions, const std::string& prefix, LeaseState lease,
-                        const ScriptFactory& make, const RunCheck& check) {
+  Enumeration enumerate(int sessions, const std::string& prefix, LeaseState lease, const ScriptFactory& make,
+                        const RunCheck& check) {
     if (!harness_ || harness_sessions_ != sessions) {
       harness_.reset();
       harness_ = std::make_unique<InterleavingHarness>(url(), sessions);
@@ -336,8 +321,8 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
 
   // The promises about an enqueuer's failure: only RR/SER callers fail, only with 40001, only when
   // the pointer was really collected; a failed transaction leaves nothing, a committed one its item.
-  void check_enqueuer(std::vector<std::string>& problems, const std::string& tenant,
-                      const RunResult& run, Isolation isolation, bool collected) {
+  void check_enqueuer(std::vector<std::string>& problems, const std::string& tenant, const RunResult& run,
+                      Isolation isolation, bool collected) {
     if (const auto* failure = run.failure(0)) {
       if (isolation == Isolation::kReadCommitted) {
         problems.push_back("a READ COMMITTED enqueue failed: " + failure->error);
@@ -357,8 +342,7 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
   static void report(const Enumeration& enumeration, const std::string& title) {
     std::cout << enumeration.stats.summary(title) << std::endl;
     if (!enumeration.stats.first_orphan_trace.empty()) {
-      std::cout << "[protocol]   an orphaning interleaving: "
-                << enumeration.stats.first_orphan_trace << std::endl;
+      std::cout << "[protocol]   an orphaning interleaving: " << enumeration.stats.first_orphan_trace << std::endl;
     }
   }
 
@@ -377,9 +361,7 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
   }
 
   static RunCheck count_only() {
-    return [](const std::string&, const RunResult&, EnumerationStats&) {
-      return std::vector<std::string>{};
-    };
+    return [](const std::string&, const RunResult&, EnumerationStats&) { return std::vector<std::string>{}; };
   }
 
   // (a) The protocol statement by statement, for one caller isolation level, in both orders.
@@ -389,8 +371,7 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
       const auto result = enumerate(
           2, "a-" + short_name(isolation) + (lock_first ? "-lock" : "-item"), LeaseState::kLive,
           [&](const std::string& tenant) {
-            return std::vector<SessionScript>{protocol_enqueue(tenant, isolation, lock_first),
-                                              protocol_gc(tenant)};
+            return std::vector<SessionScript>{protocol_enqueue(tenant, isolation, lock_first), protocol_gc(tenant)};
           },
           [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
             std::vector<std::string> problems;
@@ -408,8 +389,7 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
             return problems;
           });
       report(result, "statement-level E(" + short_name(isolation) + ", " +
-                         (lock_first ? "pointer lock first" : "item insert first") +
-                         ") x G(RC protocol)");
+                         (lock_first ? "pointer lock first" : "item insert first") + ") x G(RC protocol)");
       expect_protocol_kept(result, 70);
     }
   }
@@ -434,8 +414,8 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
                                             snapshot_first_gc(tenant, isolation)};
         },
         count_only());
-    report(read_first, "control: E(RC protocol) x G(" + short_name(isolation) +
-                           ", reads, then FOR UPDATE SKIP LOCKED)");
+    report(read_first,
+           "control: E(RC protocol) x G(" + short_name(isolation) + ", reads, then FOR UPDATE SKIP LOCKED)");
     expect_orphans_seen(read_first);
   }
 
@@ -459,8 +439,8 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
           return std::vector<SessionScript>{
               {"E",
                {fixed_step("E1:begin", "BEGIN ISOLATION LEVEL " + sql_name(isolation)),
-                fixed_step("E2:app", app_statement(tenant)),
-                fixed_step("E3:enqueue", enqueue_sql(tenant)), fixed_step("E4:commit", "COMMIT")}},
+                fixed_step("E2:app", app_statement(tenant)), fixed_step("E3:enqueue", enqueue_sql(tenant)),
+                fixed_step("E4:commit", "COMMIT")}},
               settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
@@ -489,8 +469,8 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
         [&](const std::string& tenant) {
           return std::vector<SessionScript>{
               {"E",
-               {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
-                                               app_statement(tenant)),
+               {fixed_step("E1:begin+app",
+                           "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " + app_statement(tenant)),
                 fixed_step("E2:" + name, fast_path(tenant)), fallback(tenant), fixed_step("E4:commit", "COMMIT")}},
               settle_session(tenant)};
         },
@@ -498,8 +478,9 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
           if (run.at(0, 1).ok() && run.at(0, 1).row_count() == 0) stats.note("E fell back to " + function);
           return check_enqueue_against_settle(tenant, run, isolation, stats);
         });
-    report(result, "producer " + name + " in E(" + short_name(isolation) + ", after an app statement) x "
-                   "quick.settle_pointers in G(RC)");
+    report(result, "producer " + name + " in E(" + short_name(isolation) +
+                       ", after an app statement) x "
+                       "quick.settle_pointers in G(RC)");
     expect_protocol_kept(result, 35);
   }
 
@@ -515,9 +496,10 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
   void check_producer_batch_fast_path(Isolation isolation) {
     {
       pqxx::nontransaction txn(*checker_);
-      txn.exec_params("INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
-                      "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
-                      std::string(kBatchCompanion));
+      txn.exec_params(
+          "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
+          "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
+          std::string(kBatchCompanion));
     }
     check_producer_fast_path_race(
         isolation, "batch-fast-path", [](const std::string& tenant) { return batch_fast_path_enqueue_sql(tenant); },
@@ -535,9 +517,10 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
   void check_batch_fast_path_against_visit(bool pull_in_transaction) {
     {
       pqxx::nontransaction txn(*checker_);
-      txn.exec_params("INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
-                      "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
-                      std::string(kBatchCompanion));
+      txn.exec_params(
+          "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
+          "VALUES ($1, now(), now()) ON CONFLICT DO NOTHING",
+          std::string(kBatchCompanion));
     }
     const std::string name = pull_in_transaction ? "e-pull" : "e-request";
     const auto result = enumerate(
@@ -556,14 +539,16 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {
           std::vector<std::string> problems;
-          if (run.failure(0) != nullptr) problems.push_back("a READ COMMITTED enqueue failed: " + run.failure(0)->error);
+          if (run.failure(0) != nullptr)
+            problems.push_back("a READ COMMITTED enqueue failed: " + run.failure(0)->error);
           if (run.failure(1) != nullptr) problems.push_back("the visit failed: " + run.failure(1)->error);
           if (run.at(1, 1).blocked) problems.push_back("the visit waited");
           if (run.at(0, 1).blocked) stats.note("E waited for the visit's settle");
           // In time: vested by now (a pointer released to vest at the settle's time, which is later
           // than the item's), or vesting no later than the item.
           const std::string item =
-              "greatest(clock_timestamp(), (SELECT vesting_time FROM quick.items WHERE tenant = $1 AND job_type = 'race'))";
+              "greatest(clock_timestamp(), (SELECT vesting_time FROM quick.items WHERE tenant = $1 AND job_type = "
+              "'race'))";
           if (count("SELECT count(*) FROM quick.items WHERE tenant = $1 AND job_type = 'race'", tenant) != 1) {
             problems.push_back("the committed item is missing");
             return problems;
@@ -571,7 +556,8 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
           const bool pointer_in_time =
               count("SELECT count(*) FROM quick.pointers WHERE tenant = $1 AND vesting_time <= " + item, tenant) == 1;
           const bool requested =
-              count("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = $1 AND vesting_time <= " + item, tenant) > 0;
+              count("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = $1 AND vesting_time <= " + item, tenant) >
+              0;
           stats.note(pointer_in_time ? (requested ? "pointer in time, request too" : "pointer in time")
                                      : "pull request");
           if (!pointer_in_time && !requested) problems.push_back("the item waits for a parked pointer, unrequested");
@@ -592,17 +578,18 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
         [isolation](const std::string& tenant) {
           return std::vector<SessionScript>{
               {"E",
-               {fixed_step("E1:begin+app", "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " +
-                                               app_statement(tenant)),
+               {fixed_step("E1:begin+app",
+                           "BEGIN ISOLATION LEVEL " + sql_name(isolation) + "; " + app_statement(tenant)),
                 fixed_step("E2:enqueue", enqueue_sql(tenant)), fixed_step("E3:commit", "COMMIT")}},
               {"C",
-               {fixed_step("C1:lease", "SELECT lease_id FROM quick.lease_pointers(ARRAY[" +
-                                           sql_literal(tenant) + "], interval '30 seconds')"),
-                dynamic_step("C2:settle", [tenant](const RunView& view) -> std::optional<std::string> {
-                  const auto lease = view.previous().value();
-                  if (!lease) return std::nullopt;
-                  return settle_sql(tenant, sql_literal(*lease) + "::uuid");
-                })}},
+               {fixed_step("C1:lease", "SELECT lease_id FROM quick.lease_pointers(ARRAY[" + sql_literal(tenant) +
+                                           "], interval '30 seconds')"),
+                dynamic_step("C2:settle",
+                             [tenant](const RunView& view) -> std::optional<std::string> {
+                               const auto lease = view.previous().value();
+                               if (!lease) return std::nullopt;
+                               return settle_sql(tenant, sql_literal(*lease) + "::uuid");
+                             })}},
               settle_session(tenant)};
         },
         [&](const std::string& tenant, const RunResult& run, EnumerationStats& stats) {

@@ -91,9 +91,8 @@ TEST_F(InterleavingHarnessTest, AStepThatCanNeverUnblockIsCancelledInsteadOfHang
   options.hard_step_limit = std::chrono::milliseconds{300};
   InterleavingHarness harness(url(), 2, options);
   // A never ends its transaction, so B can only wait: the harness must cancel B and finish.
-  const std::vector<SessionScript> scripts = {
-      {"A", {fixed_step("A1", "BEGIN; UPDATE cell SET v = 1 WHERE id = 1")}},
-      {"B", {fixed_step("B1", "UPDATE cell SET v = 2 WHERE id = 1")}}};
+  const std::vector<SessionScript> scripts = {{"A", {fixed_step("A1", "BEGIN; UPDATE cell SET v = 1 WHERE id = 1")}},
+                                              {"B", {fixed_step("B1", "UPDATE cell SET v = 2 WHERE id = 1")}}};
   const auto started = std::chrono::steady_clock::now();
   const auto run = harness.run(scripts, {0, 1});
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds{4});

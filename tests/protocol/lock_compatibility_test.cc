@@ -25,8 +25,7 @@ using testing::StepOutcome;
 // transaction leaves it aborted, as in any client, until the test sends ROLLBACK.
 class Session {
  public:
-  explicit Session(std::unique_ptr<pqxx::connection> conn)
-      : conn_(std::move(conn)), txn_(*conn_) {
+  explicit Session(std::unique_ptr<pqxx::connection> conn) : conn_(std::move(conn)), txn_(*conn_) {
     txn_.exec("SET client_min_messages = error");
     txn_.exec("SET lock_timeout = '100ms'");
     txn_.exec("SET statement_timeout = '20s'");
@@ -50,16 +49,16 @@ std::string enqueue_sql() {
   return std::string("SELECT item_id FROM quick.enqueue(") + sql_literal(kTenant) + ", 'job')";
 }
 std::string lease_sql(const std::string& duration = "30 seconds") {
-  return std::string("SELECT lease_id FROM quick.lease_pointers(ARRAY[") + sql_literal(kTenant) +
-         "], interval " + sql_literal(duration) + ")";
+  return std::string("SELECT lease_id FROM quick.lease_pointers(ARRAY[") + sql_literal(kTenant) + "], interval " +
+         sql_literal(duration) + ")";
 }
 std::string pointer_column(const std::string& column) {
   return "SELECT " + column + "::text FROM quick.pointers WHERE tenant = " + sql_literal(kTenant);
 }
 
 void expect_not_blocked(const StepOutcome& outcome, const std::string& what) {
-  EXPECT_TRUE(outcome.ok()) << what << " should neither wait nor fail, got " << outcome.sqlstate
-                            << ": " << outcome.error;
+  EXPECT_TRUE(outcome.ok()) << what << " should neither wait nor fail, got " << outcome.sqlstate << ": "
+                            << outcome.error;
 }
 
 void expect_blocked(const StepOutcome& outcome, const std::string& what) {
@@ -101,8 +100,7 @@ class LockCompatibilityTest : public testing::DatabaseTest {
 
 // The same promises for each implementation of the enqueue protocol: the SQL function and the C++
 // producer's fast paths (the pointer exists in these tests, so a fast path never falls back).
-class EnqueueLockCompatibilityTest : public LockCompatibilityTest,
-                                     public ::testing::WithParamInterface<EnqueuePath> {
+class EnqueueLockCompatibilityTest : public LockCompatibilityTest, public ::testing::WithParamInterface<EnqueuePath> {
  protected:
   // One enqueue inside the enqueuer's open transaction; it must insert its item.
   void enqueue_in_open_transaction() {
@@ -124,16 +122,16 @@ TEST_P(EnqueueLockCompatibilityTest, AnOpenEnqueueDoesNotBlockLeasingNorReleasin
 
   const auto release = consumer_->run(
       "UPDATE quick.pointers SET vesting_time = statement_timestamp(), lease_id = NULL "
-      "WHERE tenant = " + std::string(sql_literal(kTenant)) + " AND lease_id = " +
-      sql_literal(lease_id) + "::uuid RETURNING 1");
+      "WHERE tenant = " +
+      std::string(sql_literal(kTenant)) + " AND lease_id = " + sql_literal(lease_id) + "::uuid RETURNING 1");
   expect_not_blocked(release, "a lease release UPDATE");
   EXPECT_EQ(release.row_count(), 1u);
 
   const auto second = consumer_->run(lease_sql());
   ASSERT_EQ(second.row_count(), 1u);
-  const auto settle = consumer_->run(
-      "SELECT action FROM quick.settle_pointers(ARRAY[" + std::string(sql_literal(kTenant)) +
-      "], ARRAY[" + sql_literal(*second.value()) + "::uuid], ARRAY[true], interval '0')");
+  const auto settle = consumer_->run("SELECT action FROM quick.settle_pointers(ARRAY[" +
+                                     std::string(sql_literal(kTenant)) + "], ARRAY[" + sql_literal(*second.value()) +
+                                     "::uuid], ARRAY[true], interval '0')");
   expect_not_blocked(settle, "quick.settle_pointers");
   // The GC's FOR UPDATE SKIP LOCKED skips a pointer an enqueuer holds: released, never deleted.
   EXPECT_EQ(settle.value(), std::optional<std::string>("released_busy"));
@@ -187,8 +185,7 @@ TEST_P(EnqueueLockCompatibilityTest, ConsumersDoNotSkipAPointerThatAnOpenEnqueue
   expect_not_blocked(peek, "quick.peek_pointers");
   EXPECT_EQ(peek.value(), std::optional<std::string>(kTenant));
 
-  const auto lease = consumer_->run(
-      "SELECT tenant FROM quick.lease_next_pointers(100, interval '30 seconds')");
+  const auto lease = consumer_->run("SELECT tenant FROM quick.lease_next_pointers(100, interval '30 seconds')");
   expect_not_blocked(lease, "quick.lease_next_pointers");
   EXPECT_EQ(lease.value(), std::optional<std::string>(kTenant))
       << "an enqueue in flight must not hide its tenant from consumers (FOR UPDATE would)";

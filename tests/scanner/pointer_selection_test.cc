@@ -54,10 +54,8 @@ TEST(SelectionSize, ExactProductsAreNotRoundedUpByFloatingPointError) {
 TEST(SelectPointers, InOrderTakesTheFirstK) {
   std::mt19937_64 random(1);
   const auto candidates = names(10);
-  EXPECT_EQ(select_pointers(candidates, 0.3, 2000, true, random),
-            (std::vector<std::string>{"p0", "p1", "p2"}));
-  EXPECT_EQ(select_pointers(candidates, 1.0, 4, true, random),
-            (std::vector<std::string>{"p0", "p1", "p2", "p3"}));
+  EXPECT_EQ(select_pointers(candidates, 0.3, 2000, true, random), (std::vector<std::string>{"p0", "p1", "p2"}));
+  EXPECT_EQ(select_pointers(candidates, 1.0, 4, true, random), (std::vector<std::string>{"p0", "p1", "p2", "p3"}));
   EXPECT_EQ(select_pointers(candidates, 1.0, 2000, true, random), candidates);
 }
 
@@ -92,8 +90,7 @@ TEST(SelectPointers, RandomIsDeterministicForAFixedSeed) {
   const auto candidates = names(100);
   std::mt19937_64 a(12345), b(12345);
   for (int round = 0; round < 20; ++round) {
-    EXPECT_EQ(select_pointers(candidates, 0.1, 2000, false, a),
-              select_pointers(candidates, 0.1, 2000, false, b));
+    EXPECT_EQ(select_pointers(candidates, 0.1, 2000, false, a), select_pointers(candidates, 0.1, 2000, false, b));
   }
 }
 

@@ -8,9 +8,7 @@
 namespace quick::scanner {
 namespace {
 
-TEST(LoneConsumerTracker, IsNotAloneBeforeAnyRead) {
-  EXPECT_FALSE(LoneConsumerTracker{}.alone());
-}
+TEST(LoneConsumerTracker, IsNotAloneBeforeAnyRead) { EXPECT_FALSE(LoneConsumerTracker{}.alone()); }
 
 // Consumers started together each see only themselves in their first read.
 TEST(LoneConsumerTracker, OneReadAloneIsNotEnoughTwoInARowAre) {

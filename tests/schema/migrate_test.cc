@@ -12,8 +12,8 @@
 
 #include "quick/quick.h"
 #include "support/commands.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -71,8 +71,9 @@ TEST_F(MigrateTest, MigrateAppliesEveryMigrationToAnEmptyDatabaseAndRecordsTheVe
   EXPECT_NO_THROW(require_current_schema(conn));
   EXPECT_TRUE(exists(empty, "quick.queue_summary")) << "migrate must apply sql/views.sql";
   EXPECT_TRUE(exists(empty, "quick.orphaned_zones"));
-  EXPECT_EQ(value(empty, "SELECT to_regprocedure('quick.visit_zones(text[],integer,interval,interval,text[])') "
-                         "IS NOT NULL"),
+  EXPECT_EQ(value(empty,
+                  "SELECT to_regprocedure('quick.visit_zones(text[],integer,interval,interval,text[])') "
+                  "IS NOT NULL"),
             "t")
       << "migrate must apply sql/functions/";
   // The schema works.
@@ -132,8 +133,9 @@ TEST_F(MigrateTest, MigrationThatFailsIsRolledBackAndReported) {
   }
   EXPECT_FALSE(exists(empty, "quick.schema_migrations")) << "a failed migration left objects behind";
   EXPECT_FALSE(exists(empty, "quick.pointers"));
-  EXPECT_EQ(value(empty, "SELECT string_agg(attname, ',') FROM pg_attribute "
-                         "WHERE attrelid = 'quick.items'::regclass AND attnum > 0"),
+  EXPECT_EQ(value(empty,
+                  "SELECT string_agg(attname, ',') FROM pg_attribute "
+                  "WHERE attrelid = 'quick.items'::regclass AND attnum > 0"),
             "mine");
   // The connection is usable again.
   pqxx::nontransaction session(conn);
@@ -178,8 +180,8 @@ TEST_F(MigrateTest, RequireCurrentSchemaAcceptsOnlyTheCurrentVersion) {
     EXPECT_THAT(error.what(), HasSubstr("quick migrate"));
   }
 
-  query("INSERT INTO quick.schema_migrations (version, name) VALUES (" +
-        std::to_string(latest_schema_version() + 1) + ", 'from_the_future')");
+  query("INSERT INTO quick.schema_migrations (version, name) VALUES (" + std::to_string(latest_schema_version() + 1) +
+        ", 'from_the_future')");
   try {
     require_current_schema(*current);
     FAIL() << "expected SchemaError for a newer schema";

@@ -134,7 +134,8 @@ TEST(SqlDefinitionsTest, TheEnqueueProtocolsFilesAreListedInOnePlaceThatEachOfTh
   const std::set<std::string> listed_set(listed.begin(), listed.end());
   for (const auto& file : listed) {
     ASSERT_TRUE(fs::exists(source_dir() / file)) << "docs/protocol.md lists " << file << ", which does not exist";
-    EXPECT_NE(read_text_file(source_dir() / file).find("docs/protocol.md#where-the-enqueue-protocol-lives"), std::string::npos)
+    EXPECT_NE(read_text_file(source_dir() / file).find("docs/protocol.md#where-the-enqueue-protocol-lives"),
+              std::string::npos)
         << file << " does not say it is part of the enqueue protocol";
   }
   // A statement that takes the enqueuer's lock is part of the protocol: it must be listed. (The
@@ -147,8 +148,9 @@ TEST(SqlDefinitionsTest, TheEnqueueProtocolsFilesAreListedInOnePlaceThatEachOfTh
       const auto relative = fs::relative(entry.path(), source_dir()).string();
       const auto code = without_line_comments(read_text_file(entry.path()), extension == ".sql" ? "--" : "//");
       if (code.find("FOR KEY SHARE") != std::string::npos) {
-        EXPECT_TRUE(listed_set.count(relative)) << relative << " takes FOR KEY SHARE on a pointer but is not listed in "
-                                                "docs/protocol.md#where-the-enqueue-protocol-lives";
+        EXPECT_TRUE(listed_set.count(relative)) << relative
+                                                << " takes FOR KEY SHARE on a pointer but is not listed in "
+                                                   "docs/protocol.md#where-the-enqueue-protocol-lives";
       }
     }
   }
@@ -169,8 +171,7 @@ TEST_F(SqlDefinitionsDatabaseTest, ADatabaseBuiltWithPsqlFromTheReadmesLineEqual
   const std::string line = readme_psql_line();
   ASSERT_FALSE(line.empty()) << "README.md has no line starting with `cat migrations/`";
   testing::EmptyDatabase by_psql;
-  const auto result =
-      testing::run_command("DATABASE_URL=" + testing::shell_quote(by_psql.url()) + "; " + line);
+  const auto result = testing::run_command("DATABASE_URL=" + testing::shell_quote(by_psql.url()) + "; " + line);
   ASSERT_EQ(result.exit_code, 0) << line << "\n" << result.output;
 
   // This test's own database was built by quick::migrate (the test template).
@@ -186,8 +187,9 @@ TEST_F(SqlDefinitionsDatabaseTest, ADatabaseBuiltWithPsqlFromTheReadmesLineEqual
 TEST_F(SqlDefinitionsDatabaseTest, AnOlderFunctionDefinitionIsReportedUntilQuickMigrateReplacesIt) {
   auto conn = connect();
   EXPECT_TRUE(stale_functions(*conn).empty());
-  query("CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
-        "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
+  query(
+      "CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
+      "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
   EXPECT_EQ(stale_functions(*conn), std::vector<std::string>{"quick.item_miss_reason"});
   try {
     require_current_schema(*conn);
@@ -212,8 +214,9 @@ TEST_F(SqlDefinitionsDatabaseTest, AMissingFunctionIsReported) {
 TEST_F(SqlDefinitionsDatabaseTest, AFailingDefinitionFileRollsBackEveryDefinitionAndNamesTheFile) {
   // A view the migrator cannot replace (a column it would drop) makes sql/views.sql fail, after
   // every function file ran: none of their replacements may remain.
-  query("CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
-        "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
+  query(
+      "CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
+      "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
   query("DROP VIEW quick.queue_summary; CREATE VIEW quick.queue_summary AS SELECT 1 AS mine");
   auto conn = connect();
   try {

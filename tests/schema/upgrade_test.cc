@@ -22,8 +22,10 @@ namespace {
 std::vector<std::string> queue_rows(pqxx::connection& conn) {
   pqxx::nontransaction session(conn);
   std::vector<std::string> rows;
-  for (const char* table : {"items", "pointers", "pointer_pulls", "dead_items", "consumer_roles", "schema_migrations"}) {
-    const std::string sql = std::string("SELECT '") + table + ": ' || t::text FROM quick." + table + " t ORDER BY t::text";
+  for (const char* table :
+       {"items", "pointers", "pointer_pulls", "dead_items", "consumer_roles", "schema_migrations"}) {
+    const std::string sql = std::string("SELECT '") + table + ": ' || t::text FROM quick." + table +
+                            " t ORDER BY t::text";
     for (const auto& row : session.exec(sql)) rows.push_back(row[0].as<std::string>());
   }
   return rows;
@@ -33,8 +35,8 @@ class UpgradeTest : public testing::DatabaseTest {
  protected:
   // A version-4 database as the pre-0.1.0 `quick migrate` left it, with queued work in every state.
   void build_legacy_database_with_work() {
-    const auto built = testing::run_psql_file(legacy_.url(), testing::source_dir() / "tests" / "schema" / "fixtures" /
-                                                                 "pre_0_1_0_schema_version_4.sql");
+    const auto built = testing::run_psql_file(
+        legacy_.url(), testing::source_dir() / "tests" / "schema" / "fixtures" / "pre_0_1_0_schema_version_4.sql");
     ASSERT_EQ(built.exit_code, 0) << built.output;
     pqxx::connection conn(legacy_.url());
     pqxx::nontransaction session(conn);
@@ -48,10 +50,12 @@ class UpgradeTest : public testing::DatabaseTest {
                                                   {"tenant": "dave", "job_type": "a"}]'))");
     // A leased item, a retried one with its error, a dead one.
     session.exec("SELECT quick.dequeue('carol', 1, '10 minutes')");
-    session.exec("SELECT quick.requeue(i.id, NULL, '2 minutes', 'timeout') FROM quick.items i "
-                 "WHERE i.tenant = 'dave'");
-    session.exec("SELECT quick.ack_items(ARRAY[l.id], ARRAY[l.lease_id], ARRAY['dead'], ARRAY[interval '0'], "
-                 "ARRAY['bad payload']) FROM quick.dequeue('bob', 1, '10 minutes') l");
+    session.exec(
+        "SELECT quick.requeue(i.id, NULL, '2 minutes', 'timeout') FROM quick.items i "
+        "WHERE i.tenant = 'dave'");
+    session.exec(
+        "SELECT quick.ack_items(ARRAY[l.id], ARRAY[l.lease_id], ARRAY['dead'], ARRAY[interval '0'], "
+        "ARRAY['bad payload']) FROM quick.dequeue('bob', 1, '10 minutes') l");
     // A parked pointer with a pull request pending, and a consumer role.
     session.exec("UPDATE quick.pointers SET vesting_time = now() + interval '1 hour' WHERE tenant = 'alice'");
     session.exec("SELECT quick.enqueue('alice', 'mail', '{\"n\": 3}')");

@@ -18,7 +18,8 @@ using namespace std::chrono;
 // (enough to check that array_literal round-trips).
 std::vector<std::string> parse_array(const std::string& literal) {
   std::vector<std::string> out;
-  if (literal.size() < 2 || literal.front() != '{' || literal.back() != '}') throw std::runtime_error("not an array: " + literal);
+  if (literal.size() < 2 || literal.front() != '{' || literal.back() != '}')
+    throw std::runtime_error("not an array: " + literal);
   std::size_t i = 1;
   if (literal[i] == '}') return out;
   while (true) {
@@ -41,9 +42,7 @@ std::vector<std::string> parse_array(const std::string& literal) {
   }
 }
 
-TEST(ArrayLiteral, Empty) {
-  EXPECT_EQ(array_literal(std::vector<std::string>{}), "{}");
-}
+TEST(ArrayLiteral, Empty) { EXPECT_EQ(array_literal(std::vector<std::string>{}), "{}"); }
 
 TEST(ArrayLiteral, QuotesEveryElement) {
   EXPECT_EQ(array_literal(std::vector<std::string>{"a", "b"}), R"({"a","b"})");
@@ -66,12 +65,26 @@ TEST(ArrayLiteral, UnicodePassesThrough) {
 }
 
 TEST(ArrayLiteral, RoundTrips) {
-  const std::vector<std::string> tricky = {"", "a", "a,b", "{", "}", "{}", "\"", "\\", "\\\"", "\"\\",
-                                           "NULL", "null", " ", "\t\n", "zoë 日本 🙂", "a\\,b\"c{d}e",
+  const std::vector<std::string> tricky = {"",
+                                           "a",
+                                           "a,b",
+                                           "{",
+                                           "}",
+                                           "{}",
+                                           "\"",
+                                           "\\",
+                                           "\\\"",
+                                           "\"\\",
+                                           "NULL",
+                                           "null",
+                                           " ",
+                                           "\t\n",
+                                           "zoë 日本 🙂",
+                                           "a\\,b\"c{d}e",
                                            std::string(1000, '"')};
   EXPECT_EQ(parse_array(array_literal(tricky)), tricky);
-  for (const auto& one : tricky) EXPECT_EQ(parse_array(array_literal(std::vector<std::string>{one})),
-                                           std::vector<std::string>{one});
+  for (const auto& one : tricky)
+    EXPECT_EQ(parse_array(array_literal(std::vector<std::string>{one})), std::vector<std::string>{one});
 }
 
 TEST(ArrayLiteral, Booleans) {

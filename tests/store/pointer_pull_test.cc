@@ -9,8 +9,8 @@
 
 #include "quick/quick.h"
 #include "store/pointer_store.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick::store {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "quick/quick.h"
 #include "store/pointer_store.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick::store {
 namespace {
@@ -54,15 +54,14 @@ class PointerStoreTest : public DatabaseTest {
   // Sets a pointer's vesting time to `seconds` from now (negative: in the past).
   void set_pointer_vesting(const std::string& tenant, int seconds) {
     pqxx::nontransaction session(conn());
-    session.exec_params(
-        "UPDATE quick.pointers SET vesting_time = now() + $2 * interval '1 second' WHERE tenant = $1",
-        tenant, seconds);
+    session.exec_params("UPDATE quick.pointers SET vesting_time = now() + $2 * interval '1 second' WHERE tenant = $1",
+                        tenant, seconds);
   }
   void set_last_active(const std::string& tenant, int seconds) {
     pqxx::nontransaction session(conn());
     session.exec_params(
-        "UPDATE quick.pointers SET last_active_time = now() + $2 * interval '1 second' WHERE tenant = $1",
-        tenant, seconds);
+        "UPDATE quick.pointers SET last_active_time = now() + $2 * interval '1 second' WHERE tenant = $1", tenant,
+        seconds);
   }
 
   std::vector<PeekedPointer> peek(int max) {
@@ -91,15 +90,13 @@ class PointerStoreTest : public DatabaseTest {
     if (leases.size() != 1) throw std::runtime_error("could not lease pointer " + tenant);
     return leases[0];
   }
-  std::vector<SettledPointer> settle(const std::vector<PointerVisit>& visits,
-                                     std::chrono::milliseconds min_inactive) {
+  std::vector<SettledPointer> settle(const std::vector<PointerVisit>& visits, std::chrono::milliseconds min_inactive) {
     pqxx::work txn(conn());
     auto settled = settle_pointers(txn, visits, min_inactive);
     txn.commit();
     return settled;
   }
-  SettledPointer settle_one(const PointerLease& lease, bool items_found,
-                            std::chrono::milliseconds min_inactive) {
+  SettledPointer settle_one(const PointerLease& lease, bool items_found, std::chrono::milliseconds min_inactive) {
     const auto settled = settle({{lease.tenant, lease.lease_id, items_found}}, min_inactive);
     if (settled.size() != 1) throw std::runtime_error("settle returned " + std::to_string(settled.size()));
     return settled[0];
@@ -432,8 +429,7 @@ TEST_F(PointerStoreTest, EnqueueWaitingOnACollectingSettleRecreatesThePointer) {
   set_last_active("t", -7200);
   const auto held = lease_one("t");
   pqxx::work gc(conn());
-  ASSERT_EQ(settle_pointers(gc, {{"t", held.lease_id, false}}, 60'000ms).at(0).action,
-            SettleAction::kCollected);
+  ASSERT_EQ(settle_pointers(gc, {{"t", held.lease_id, false}}, 60'000ms).at(0).action, SettleAction::kCollected);
 
   auto producer_conn = connect();
   const int producer_pid = producer_conn->backendpid();
@@ -459,8 +455,7 @@ TEST_F(PointerStoreTest, RepeatableReadEnqueueRacingACollectingSettleFailsToSeri
   set_last_active("t", -7200);
   const auto held = lease_one("t");
   pqxx::work gc(conn());
-  ASSERT_EQ(settle_pointers(gc, {{"t", held.lease_id, false}}, 60'000ms).at(0).action,
-            SettleAction::kCollected);
+  ASSERT_EQ(settle_pointers(gc, {{"t", held.lease_id, false}}, 60'000ms).at(0).action, SettleAction::kCollected);
 
   auto producer_conn = connect();
   const int producer_pid = producer_conn->backendpid();

@@ -15,8 +15,8 @@
 
 #include "quick/quick.h"
 #include "store/consumer_store.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick::store {
 namespace {
@@ -33,13 +33,14 @@ class VisitZonesTest : public DatabaseTest {
   // Seconds from the database's now() to the tenant's pointer's vesting time (negative: vested);
   // NULL (nullopt) when the tenant has no pointer.
   std::optional<double> pointer_vests_in(const std::string& tenant) {
-    const auto rows =
-        query("SELECT extract(epoch FROM vesting_time - now())::float8 FROM quick.pointers WHERE tenant = '" + tenant + "'");
+    const auto rows = query(
+        "SELECT extract(epoch FROM vesting_time - now())::float8 FROM quick.pointers WHERE tenant = '" + tenant + "'");
     if (rows.empty()) return std::nullopt;
     return rows.at(0).at(0).as<double>();
   }
   int leased_items(const std::string& tenant) {
-    return query_value<int>("SELECT count(*) FROM quick.items WHERE lease_id IS NOT NULL AND tenant = '" + tenant + "'");
+    return query_value<int>("SELECT count(*) FROM quick.items WHERE lease_id IS NOT NULL AND tenant = '" + tenant +
+                            "'");
   }
   // Empties a zone behind the consumer's back, leaving its pointer vested: a zone whose items
   // were all completed.
@@ -89,10 +90,10 @@ TEST_F(VisitZonesTest, OneVisitReportsEveryOutcomeAndEveryConflict) {
   ZoneVisit visit;
   {
     pqxx::work txn(*conn);
-    visit = visit_zones(txn,
-                        {"busy", "emptied", "future", "held", "idle-old", "idle-recent", "locked", "missing",
-                         "missing", "throttled"},
-                        2, 5s, kHour, {"slow"});
+    visit = visit_zones(
+        txn,
+        {"busy", "emptied", "future", "held", "idle-old", "idle-recent", "locked", "missing", "missing", "throttled"},
+        2, 5s, kHour, {"slow"});
     // Until the visit commits, the zones it settled stay locked against enqueuers (FOR UPDATE:
     // an enqueue waits, then sees the parked or deleted pointer), while the zones it requeued in
     // step 3 and the one it left to the enqueue in flight do not block an enqueue.
@@ -177,10 +178,12 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
   };
   query("DELETE FROM quick.items WHERE tenant IN (" + list(to_empty) + ")");
   query("UPDATE quick.pointers SET last_active_time = now() - interval '2 hours' WHERE tenant IN (" + list(old) + ")");
-  query("UPDATE quick.pointers SET last_active_time = now() - interval '30 minutes' WHERE tenant IN (" +
-        list(recent) + ")");
+  query("UPDATE quick.pointers SET last_active_time = now() - interval '30 minutes' WHERE tenant IN (" + list(recent) +
+        ")");
   // Each pointer vested (t % 7 + 1) seconds ago, so each zone's reported lag is its own.
-  query("UPDATE quick.pointers SET vesting_time = now() - ((substr(tenant, 6)::int - 1000) % 7 + 1) * interval '1 second'");
+  query(
+      "UPDATE quick.pointers SET vesting_time = now() - ((substr(tenant, 6)::int - 1000) % 7 + 1) * interval '1 "
+      "second'");
   for (int t = 0; t < 100; ++t) tenants.push_back("absent-" + std::to_string(t));
   // One enqueue in flight into every "held" zone.
   auto producer_conn = connect();
@@ -240,11 +243,8 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
         EXPECT_LT(vests_in, 1900.0) << name(t);
         EXPECT_FALSE(active_now) << name(t) << ": nothing found, so its last activity stays";
         break;
-      case kHeld:
-        EXPECT_LE(vests_in, 0.0) << name(t);
-        break;
-      default:
-        break;
+      case kHeld: EXPECT_LE(vests_in, 0.0) << name(t); break;
+      default: break;
     }
   }
   EXPECT_EQ(visit.conflicts_gone, 100);
@@ -258,12 +258,13 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
 // Version 3's probes for vested items ("does the zone have any?", step 1; "any left?", step 3)
 // were EXISTS subqueries that Postgres ran as sequential scans when the statistics said most rows
 // were the tenant's, so each walked every dead version and every leased item: one tenant's
-// 50,000-item drain slowed from 3.9 to 14.5 ms per visit of 100 (docs/benchmarks-history.md, "One tenant: migration 0004").
-// The probes must go through the zone index. Here the visit finds nothing vested, so it
-// dequeues nothing and the only scans of quick.items are the probes and step 4's index lookups.
+// 50,000-item drain slowed from 3.9 to 14.5 ms per visit of 100 (docs/benchmarks-history.md, "One tenant: migration
+// 0004"). The probes must go through the zone index. Here the visit finds nothing vested, so it dequeues nothing and
+// the only scans of quick.items are the probes and step 4's index lookups.
 TEST_F(VisitZonesTest, ABigZonesProbesUseTheZoneIndexNotASequentialScan) {
-  query("SELECT count(*) FROM quick.enqueue_batch((SELECT jsonb_agg(jsonb_build_object('tenant', 'big', "
-        "'job_type', 'job')) FROM generate_series(1, 20000)))");
+  query(
+      "SELECT count(*) FROM quick.enqueue_batch((SELECT jsonb_agg(jsonb_build_object('tenant', 'big', "
+      "'job_type', 'job')) FROM generate_series(1, 20000)))");
   query("VACUUM ANALYZE quick.items");
   query("UPDATE quick.items SET lease_id = gen_random_uuid(), vesting_time = now() + interval '1 minute'");
   query("UPDATE quick.pointers SET vesting_time = now() - interval '1 second' WHERE tenant = 'big'");
@@ -284,8 +285,9 @@ TEST_F(VisitZonesTest, ABigZonesProbesUseTheZoneIndexNotASequentialScan) {
 // vested but row-locked by another session, so step 1 finds vested items, step 2 leases none of
 // them (SKIP LOCKED), and step 3 finds them still there and requeues the pointer to vest now.
 TEST_F(VisitZonesTest, ABigZonesBusyProbeUsesTheZoneIndexNotASequentialScan) {
-  query("SELECT count(*) FROM quick.enqueue_batch((SELECT jsonb_agg(jsonb_build_object('tenant', 'big', "
-        "'job_type', 'job')) FROM generate_series(1, 20000)))");
+  query(
+      "SELECT count(*) FROM quick.enqueue_batch((SELECT jsonb_agg(jsonb_build_object('tenant', 'big', "
+      "'job_type', 'job')) FROM generate_series(1, 20000)))");
   query("VACUUM ANALYZE quick.items");
   auto holder = connect();
   pqxx::work held(*holder);

@@ -42,8 +42,7 @@ inline ConsumerConfig fast_config(const std::string& url, const std::string& con
 // Enqueues `count` items of `job_type` spread round robin over `tenants` zones named
 // "<tenant_prefix><i>", in batches, each batch in its own committed transaction. Returns the ids.
 inline std::vector<std::int64_t> enqueue_items(const std::string& url, int count, int tenants,
-                                               const std::string& job_type,
-                                               const std::string& tenant_prefix = "t",
+                                               const std::string& job_type, const std::string& tenant_prefix = "t",
                                                int batch_size = 200) {
   pqxx::connection conn(url);
   std::vector<std::int64_t> ids;
@@ -115,7 +114,8 @@ inline std::set<std::int64_t> queued_ids(const std::string& url, const std::stri
   pqxx::connection conn(url);
   pqxx::nontransaction session(conn);
   std::set<std::int64_t> ids;
-  for (const auto& row : session.exec("SELECT id FROM quick.items WHERE " + where)) ids.insert(row[0].as<std::int64_t>());
+  for (const auto& row : session.exec("SELECT id FROM quick.items WHERE " + where))
+    ids.insert(row[0].as<std::int64_t>());
   return ids;
 }
 

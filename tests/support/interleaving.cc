@@ -13,8 +13,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void append_interleavings(const std::vector<int>& total, std::vector<int>& used,
-                          std::vector<int>& prefix, std::vector<std::vector<int>>& out) {
+void append_interleavings(const std::vector<int>& total, std::vector<int>& used, std::vector<int>& prefix,
+                          std::vector<std::vector<int>>& out) {
   bool complete = true;
   for (std::size_t s = 0; s < total.size(); ++s) {
     if (used[s] == total[s]) continue;
@@ -72,8 +72,7 @@ StepOutcome execute_step(pqxx::transaction_base& txn, const std::string& sql) {
       Row values;
       values.reserve(row.size());
       for (const auto& field : row) {
-        values.push_back(field.is_null() ? std::nullopt
-                                         : std::optional<std::string>(field.c_str()));
+        values.push_back(field.is_null() ? std::nullopt : std::optional<std::string>(field.c_str()));
       }
       outcome.rows.push_back(std::move(values));
     }
@@ -91,12 +90,10 @@ StepOutcome execute_step(pqxx::transaction_base& txn, const std::string& sql) {
 }
 
 Step fixed_step(std::string label, std::string sql) {
-  return Step{std::move(label),
-              [sql = std::move(sql)](const RunView&) { return std::optional<std::string>(sql); }};
+  return Step{std::move(label), [sql = std::move(sql)](const RunView&) { return std::optional<std::string>(sql); }};
 }
 
-Step dynamic_step(std::string label,
-                  std::function<std::optional<std::string>(const RunView&)> sql) {
+Step dynamic_step(std::string label, std::function<std::optional<std::string>(const RunView&)> sql) {
   return Step{std::move(label), std::move(sql)};
 }
 
@@ -255,8 +252,7 @@ class InterleavingHarness::Session {
 
 // --- Harness -----------------------------------------------------------------------------------
 
-InterleavingHarness::InterleavingHarness(const std::string& url, int sessions,
-                                         HarnessOptions options)
+InterleavingHarness::InterleavingHarness(const std::string& url, int sessions, HarnessOptions options)
     : options_(std::move(options)) {
   monitor_ = std::make_unique<pqxx::connection>(url);
   monitor_->prepare("quick_harness_blocked", "SELECT pg_blocking_pids($1) && $2::int[]");
@@ -302,8 +298,7 @@ InterleavingHarness::Settled InterleavingHarness::wait_settled(int session) {
   }
 }
 
-RunResult InterleavingHarness::run(const std::vector<SessionScript>& scripts,
-                                   const std::vector<int>& schedule) {
+RunResult InterleavingHarness::run(const std::vector<SessionScript>& scripts, const std::vector<int>& schedule) {
   const int count = static_cast<int>(scripts.size());
   if (count > static_cast<int>(sessions_.size())) {
     throw std::invalid_argument("more scripts than harness sessions");
@@ -317,8 +312,7 @@ RunResult InterleavingHarness::run(const std::vector<SessionScript>& scripts,
   }
   for (int s = 0; s < count; ++s) {
     if (scheduled[s] != static_cast<int>(scripts[s].steps.size())) {
-      throw std::invalid_argument("schedule does not match the steps of session " +
-                                  scripts[s].name);
+      throw std::invalid_argument("schedule does not match the steps of session " + scripts[s].name);
     }
     result.names.push_back(scripts[s].name);
     std::vector<std::string> labels;
@@ -382,8 +376,7 @@ RunResult InterleavingHarness::run(const std::vector<SessionScript>& scripts,
 
   std::list<int> pending(schedule.begin(), schedule.end());
   while (!pending.empty()) {
-    const auto it =
-        std::find_if(pending.begin(), pending.end(), [&](int s) { return running[s] < 0; });
+    const auto it = std::find_if(pending.begin(), pending.end(), [&](int s) { return running[s] < 0; });
     if (it == pending.end()) {
       wait_any();
       settle_all();

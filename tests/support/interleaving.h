@@ -103,7 +103,7 @@ struct RunResult {
   std::vector<std::vector<StepOutcome>> outcomes;
   std::vector<std::pair<int, int>> order;  // (session, step) in the order the steps were sent
   std::vector<int> schedule;               // the interleaving asked for
-  bool hung = false;  // some step ran past the hard limit and was cancelled
+  bool hung = false;                       // some step ran past the hard limit and was cancelled
 
   const StepOutcome& at(int session, int step) const { return outcomes[session][step]; }
   // The first failed step of a session, if any.
@@ -164,9 +164,9 @@ std::vector<std::vector<int>> all_interleavings(const std::vector<int>& steps_pe
 // Counts over an enumeration, printed as one line for the record.
 struct EnumerationStats {
   int interleavings = 0;
-  int orphans = 0;        // runs that left a zone with items and no pointer
-  int blocked_steps = 0;  // steps that waited on a lock
-  int hung = 0;           // runs with a cancelled step
+  int orphans = 0;                    // runs that left a zone with items and no pointer
+  int blocked_steps = 0;              // steps that waited on a lock
+  int hung = 0;                       // runs with a cancelled step
   std::map<std::string, int> aborts;  // "E 40001" -> runs where session E failed with 40001
   std::map<std::string, int> notes;   // counters chosen by the test, e.g. "G collected"
   std::string first_orphan_trace;     // an interleaving that orphaned a zone, if any

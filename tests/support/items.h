@@ -18,10 +18,8 @@ namespace quick::testing {
 
 using namespace std::chrono_literals;
 
-inline NewItem make_item(std::string tenant, std::string job_type = "job",
-                         std::string payload = "{}",
-                         std::chrono::milliseconds vesting_delay = std::chrono::milliseconds{0},
-                         int priority = 0,
+inline NewItem make_item(std::string tenant, std::string job_type = "job", std::string payload = "{}",
+                         std::chrono::milliseconds vesting_delay = std::chrono::milliseconds{0}, int priority = 0,
                          std::optional<std::string> client_item_id = std::nullopt) {
   NewItem item;
   item.tenant = std::move(tenant);
@@ -63,9 +61,10 @@ inline DbTime db_clock(pqxx::connection& conn) {
 inline void wait_until_db_clock_passes_sql(pqxx::connection& conn, const std::string& timestamptz_sql) {
   pqxx::nontransaction session(conn);
   for (int attempt = 0; attempt < 40; ++attempt) {
-    const auto row = session.exec(
-        "SELECT pg_sleep(least(0.5, greatest(0, extract(epoch FROM ((" + timestamptz_sql +
-        ") - clock_timestamp()))) + 0.005)), clock_timestamp() > (" + timestamptz_sql + ")").at(0);
+    const auto row = session
+                         .exec("SELECT pg_sleep(least(0.5, greatest(0, extract(epoch FROM ((" + timestamptz_sql +
+                               ") - clock_timestamp()))) + 0.005)), clock_timestamp() > (" + timestamptz_sql + ")")
+                         .at(0);
     if (row[1].as<bool>()) return;
   }
   throw std::runtime_error("the database clock did not pass " + timestamptz_sql + " within 20 s");
@@ -89,8 +88,7 @@ void with_short_lease(Scenario&& scenario) {
 
 // Waits until the item's current vesting time (its lease expiry, when leased) has passed.
 inline void wait_until_item_vests(pqxx::connection& conn, std::int64_t item_id) {
-  wait_until_db_clock_passes_sql(
-      conn, "SELECT vesting_time FROM quick.items WHERE id = " + std::to_string(item_id));
+  wait_until_db_clock_passes_sql(conn, "SELECT vesting_time FROM quick.items WHERE id = " + std::to_string(item_id));
 }
 
 // One item's row as stored, read on a separate autocommit statement.
@@ -119,8 +117,8 @@ inline std::optional<StoredItem> stored_item(pqxx::connection& conn, std::int64_
   item.tenant = row[0].as<std::string>();
   item.job_type = row[1].as<std::string>();
   item.priority = row[2].as<int>();
-  item.vesting_time =
-      DbTime{std::chrono::duration_cast<DbTime::duration>(std::chrono::microseconds{row[3].as<std::int64_t>()})};
+  item.vesting_time = DbTime{
+      std::chrono::duration_cast<DbTime::duration>(std::chrono::microseconds{row[3].as<std::int64_t>()})};
   if (!row[4].is_null()) item.lease_id = row[4].as<std::string>();
   item.error_count = row[5].as<int>();
   item.payload = row[6].as<std::string>();
@@ -159,8 +157,8 @@ inline std::optional<StoredPointer> stored_pointer(pqxx::connection& conn, const
 inline void wait_until_blocked_on_lock(pqxx::connection& observer, int pid) {
   pqxx::nontransaction session(observer);
   for (int attempt = 0; attempt < 400; ++attempt) {
-    const auto result = session.exec_params(
-        "SELECT coalesce(wait_event_type, '') FROM pg_stat_activity WHERE pid = $1", pid);
+    const auto result = session.exec_params("SELECT coalesce(wait_event_type, '') FROM pg_stat_activity WHERE pid = $1",
+                                            pid);
     if (!result.empty() && result.at(0)[0].as<std::string>() == "Lock") return;
     session.exec("SELECT pg_sleep(0.025)");
   }

@@ -108,7 +108,8 @@ class ChildProcess {
     arg_pointers.push_back(nullptr);
     for (auto& entry : environment) env_pointers.push_back(entry.data());
     env_pointers.push_back(nullptr);
-    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_pointers.data(), env_pointers.data());
+    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_pointers.data(),
+                                    env_pointers.data());
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0) {
       pid_ = -1;

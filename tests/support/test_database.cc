@@ -30,8 +30,7 @@ void ensure_template(const std::string& admin) {
   pqxx::nontransaction session(conn);
   session.exec("SELECT pg_advisory_lock(7151170001)");
   const std::string name = template_name();
-  const bool exists =
-      !session.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", name).empty();
+  const bool exists = !session.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", name).empty();
   if (!exists) {
     const std::string building = name + "_building";
     session.exec("DROP DATABASE IF EXISTS " + session.quote_name(building) + " WITH (FORCE)");
@@ -40,8 +39,7 @@ void ensure_template(const std::string& admin) {
       pqxx::connection template_conn(url_for_database(admin, building));
       quick::migrate(template_conn);
     }
-    session.exec("ALTER DATABASE " + session.quote_name(building) + " RENAME TO " +
-                 session.quote_name(name));
+    session.exec("ALTER DATABASE " + session.quote_name(building) + " RENAME TO " + session.quote_name(name));
   }
   session.exec("SELECT pg_advisory_unlock(7151170001)");
 }
@@ -116,9 +114,7 @@ void DatabaseTest::TearDown() {
   }
 }
 
-std::unique_ptr<pqxx::connection> DatabaseTest::connect() const {
-  return std::make_unique<pqxx::connection>(url_);
-}
+std::unique_ptr<pqxx::connection> DatabaseTest::connect() const { return std::make_unique<pqxx::connection>(url_); }
 
 pqxx::result DatabaseTest::query(const std::string& sql) const {
   pqxx::connection conn(url_);

@@ -37,8 +37,8 @@ std::string rejection(const std::string& text) {
 }
 
 TEST(ParseDuration, RejectsWithMessagesNamingTheInput) {
-  for (const std::string bad : {"10", "abc", "-1s", "5 parsecs", "", "ms", "1.5", "1x", "1 s", "-0.5ms",
-                                "infs", "nanms", "s10"}) {
+  for (const std::string bad :
+       {"10", "abc", "-1s", "5 parsecs", "", "ms", "1.5", "1x", "1 s", "-0.5ms", "infs", "nanms", "s10"}) {
     const std::string message = rejection(bad);
     EXPECT_FALSE(message.empty()) << "accepted '" << bad << "'";
     EXPECT_NE(message.find("'" + bad + "'"), std::string::npos) << message;
@@ -78,8 +78,8 @@ TEST(FormatDuration, ShortestExactRendering) {
 }
 
 TEST(FormatDuration, RoundTrips) {
-  for (long long us : {0LL, 1LL, 999LL, 1000LL, 1001LL, 250000LL, 1500000LL, 59000000LL, 60000000LL,
-                       3599000000LL, 3600000000LL, 86400000000LL, 604800000000LL, 123456789012LL}) {
+  for (long long us : {0LL, 1LL, 999LL, 1000LL, 1001LL, 250000LL, 1500000LL, 59000000LL, 60000000LL, 3599000000LL,
+                       3600000000LL, 86400000000LL, 604800000000LL, 123456789012LL}) {
     const microseconds d(us);
     EXPECT_EQ(parse_duration(format_duration(d)), d) << format_duration(d);
   }

@@ -81,8 +81,8 @@ TEST(LatencyHistogram, LogNormalDistributionWithLongTail) {
 
 TEST(LatencyHistogram, BimodalDistribution) {
   std::vector<long long> samples;
-  for (int i = 0; i < 9900; ++i) samples.push_back(2000);      // 2ms
-  for (int i = 0; i < 100; ++i) samples.push_back(3000000);    // 3s
+  for (int i = 0; i < 9900; ++i) samples.push_back(2000);    // 2ms
+  for (int i = 0; i < 100; ++i) samples.push_back(3000000);  // 3s
   check_against_exact(samples);
 }
 

@@ -3,9 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
-#include <future>
 #include <string>
 #include <thread>
 #include <vector>

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "quick/quick.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -29,8 +29,7 @@ class CompleteRequeueTest : public DatabaseTest {
   pqxx::connection& conn() { return *conn_; }
 
   // Enqueues one item into `tenant` and leases it; returns the leased item.
-  Item enqueue_and_lease(const std::string& tenant = "t",
-                         std::chrono::milliseconds lease = 60'000ms) {
+  Item enqueue_and_lease(const std::string& tenant = "t", std::chrono::milliseconds lease = 60'000ms) {
     testing::enqueue_committed(conn(), make_item(tenant));
     pqxx::work txn(conn());
     const auto items = dequeue_in(txn, tenant, {1, lease, std::nullopt});
@@ -57,8 +56,7 @@ class CompleteRequeueTest : public DatabaseTest {
 
 TEST_F(CompleteRequeueTest, CompleteByTheHolderDeletesTheItemButNotThePointer) {
   const auto item = enqueue_and_lease();
-  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }),
-            Outcome::kDone);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }), Outcome::kDone);
   EXPECT_FALSE(stored_item(conn(), item.id).has_value());
   // Pointers are garbage-collected lazily by consumers, never by complete.
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 't'"), 1);
@@ -66,8 +64,7 @@ TEST_F(CompleteRequeueTest, CompleteByTheHolderDeletesTheItemButNotThePointer) {
 
 TEST_F(CompleteRequeueTest, CompleteWithAnotherLeaseReportsLeaseLostAndKeepsTheItem) {
   const auto item = enqueue_and_lease();
-  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, kStrangerLease); }),
-            Outcome::kLeaseLost);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, kStrangerLease); }), Outcome::kLeaseLost);
   const auto stored = stored_item(conn(), item.id);
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->lease_id, item.lease_id);
@@ -75,17 +72,14 @@ TEST_F(CompleteRequeueTest, CompleteWithAnotherLeaseReportsLeaseLostAndKeepsTheI
 
 TEST_F(CompleteRequeueTest, CompleteOfAnUnleasedItemWithALeaseIdReportsLeaseLost) {
   const auto id = testing::enqueue_committed(conn(), make_item("t"));
-  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, id, kStrangerLease); }),
-            Outcome::kLeaseLost);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, id, kStrangerLease); }), Outcome::kLeaseLost);
   EXPECT_TRUE(stored_item(conn(), id).has_value());
 }
 
 TEST_F(CompleteRequeueTest, CompleteOfAnAlreadyCompletedItemReportsItemGone) {
   const auto item = enqueue_and_lease();
-  ASSERT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }),
-            Outcome::kDone);
-  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }),
-            Outcome::kItemGone);
+  ASSERT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }), Outcome::kDone);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }), Outcome::kItemGone);
 }
 
 TEST_F(CompleteRequeueTest, CancelDeletesTheItemWhateverItsLease) {
@@ -117,14 +111,14 @@ TEST_F(CompleteRequeueTest, RequeueBumpsErrorCountReleasesTheLeaseAndRecordsTheE
   EXPECT_LE(stored->vesting_time, after + 30'000ms);
   EXPECT_TRUE(peek("t").empty()) << "requeued item visible before its delay";
   // The old lease is gone with it.
-  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }),
-            Outcome::kLeaseLost);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return complete_in(txn, item.id, *item.lease_id); }), Outcome::kLeaseLost);
 }
 
 TEST_F(CompleteRequeueTest, RequeueWithoutDelayVestsImmediatelyAndCountsEveryFailure) {
   const auto item = enqueue_and_lease();
-  ASSERT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, item.id, item.lease_id, 0ms, std::string("first")); }),
-            Outcome::kDone);
+  ASSERT_EQ(
+      in_transaction([&](auto& txn) { return requeue_in(txn, item.id, item.lease_id, 0ms, std::string("first")); }),
+      Outcome::kDone);
   // A second failure with no message keeps the last recorded one.
   const auto again = in_transaction([&](auto& txn) { return dequeue_in(txn, "t", {1, 60'000ms, std::nullopt}); });
   ASSERT_EQ(again.size(), 1u);
@@ -154,8 +148,7 @@ TEST_F(CompleteRequeueTest, RequeueWithAnotherLeaseReportsLeaseLostAndChangesNot
 
 TEST_F(CompleteRequeueTest, RequeueWithoutALeaseIdAppliesWhateverTheLease) {
   const auto item = enqueue_and_lease();
-  EXPECT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, item.id, std::nullopt, 0ms); }),
-            Outcome::kDone);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, item.id, std::nullopt, 0ms); }), Outcome::kDone);
   const auto stored = stored_item(conn(), item.id);
   EXPECT_EQ(stored->error_count, 1);
   EXPECT_FALSE(stored->lease_id.has_value());
@@ -163,8 +156,7 @@ TEST_F(CompleteRequeueTest, RequeueWithoutALeaseIdAppliesWhateverTheLease) {
 }
 
 TEST_F(CompleteRequeueTest, RequeueOfAGoneItemReportsItemGone) {
-  EXPECT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, 424242, std::nullopt, 0ms); }),
-            Outcome::kItemGone);
+  EXPECT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, 424242, std::nullopt, 0ms); }), Outcome::kItemGone);
   EXPECT_EQ(in_transaction([&](auto& txn) { return requeue_in(txn, 424242, std::string(kStrangerLease), 0ms); }),
             Outcome::kItemGone);
 }
@@ -184,8 +176,7 @@ TEST_F(CompleteRequeueTest, ReleaseLeaseGivesTheItemBackWithoutCountingAnError) 
 
 TEST_F(CompleteRequeueTest, ReleaseLeaseWithoutDelayMakesTheItemVestedAgain) {
   const auto item = enqueue_and_lease();
-  ASSERT_EQ(in_transaction([&](auto& txn) { return release_lease_in(txn, item.id, *item.lease_id); }),
-            Outcome::kDone);
+  ASSERT_EQ(in_transaction([&](auto& txn) { return release_lease_in(txn, item.id, *item.lease_id); }), Outcome::kDone);
   const auto peeked = peek("t");
   ASSERT_EQ(peeked.size(), 1u);
   EXPECT_EQ(peeked[0].error_count, 0);

@@ -10,8 +10,8 @@
 
 #include "quick/quick.h"
 #include "store/pointer_store.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -121,8 +121,7 @@ TEST_F(EnqueueTest, EnqueueWorksInSerializableCallerTransaction) {
 // Consumers lease and settle pointers with non-key updates; a snapshot-isolation producer must not
 // fail because one happened after its snapshot (only a pointer deletion conflicts with enqueue).
 template <typename Transaction>
-void enqueue_after_a_consumer_updated_the_pointer(pqxx::connection& producer_conn,
-                                                  pqxx::connection& consumer_conn) {
+void enqueue_after_a_consumer_updated_the_pointer(pqxx::connection& producer_conn, pqxx::connection& consumer_conn) {
   Transaction txn(producer_conn);
   txn.exec("SELECT count(*) FROM quick.pointers");  // takes the snapshot
   {
@@ -138,8 +137,8 @@ TEST_F(EnqueueTest, RepeatableReadEnqueueSucceedsAfterAConsumerLeasedThePointerS
   auto producer = connect();
   auto consumer = connect();
   testing::enqueue_committed(*producer, make_item("busy"));
-  enqueue_after_a_consumer_updated_the_pointer<pqxx::transaction<pqxx::isolation_level::repeatable_read>>(
-      *producer, *consumer);
+  enqueue_after_a_consumer_updated_the_pointer<pqxx::transaction<pqxx::isolation_level::repeatable_read>>(*producer,
+                                                                                                          *consumer);
   EXPECT_EQ(items("tenant = 'busy'"), 2);
 }
 
@@ -147,8 +146,8 @@ TEST_F(EnqueueTest, SerializableEnqueueSucceedsAfterAConsumerLeasedThePointerSin
   auto producer = connect();
   auto consumer = connect();
   testing::enqueue_committed(*producer, make_item("busy"));
-  enqueue_after_a_consumer_updated_the_pointer<pqxx::transaction<pqxx::isolation_level::serializable>>(
-      *producer, *consumer);
+  enqueue_after_a_consumer_updated_the_pointer<pqxx::transaction<pqxx::isolation_level::serializable>>(*producer,
+                                                                                                       *consumer);
   EXPECT_EQ(items("tenant = 'busy'"), 2);
 }
 
@@ -192,8 +191,7 @@ TEST_F(EnqueueTest, ItemsAreOrderedByPriorityThenVestingTime) {
   // Vesting times differ because each enqueue runs in its own statement and transaction.
   const auto low_early = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 5));
   const auto high_late = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 1));
-  const auto high_earliest =
-      testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 1));
+  const auto high_earliest = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 1));
   // Make the vesting order explicit, independent of the enqueue order.
   query("UPDATE quick.items SET vesting_time = now() - interval '1 minute' WHERE id = " +
         std::to_string(high_earliest));
@@ -301,8 +299,8 @@ TEST_F(EnqueueTest, BatchDuplicateOfAConcurrentlyCommittedClientItemIdReturnsThe
   const int racer_pid = racer_conn->backendpid();
   auto racer = std::async(std::launch::async, [&] {
     pqxx::work txn(*racer_conn);
-    const auto results = enqueue_batch_in(
-        txn, {make_item("tenant-a", "job", "{}", 0ms, 0, "race"), make_item("tenant-a")});
+    const auto results = enqueue_batch_in(txn,
+                                          {make_item("tenant-a", "job", "{}", 0ms, 0, "race"), make_item("tenant-a")});
     txn.commit();
     return results;
   });
@@ -311,8 +309,7 @@ TEST_F(EnqueueTest, BatchDuplicateOfAConcurrentlyCommittedClientItemIdReturnsThe
   const auto results = racer.get();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_TRUE(results[0].duplicate);
-  EXPECT_EQ(results[0].item_id, original.item_id)
-      << "the batch reported an item id that does not exist";
+  EXPECT_EQ(results[0].item_id, original.item_id) << "the batch reported an item id that does not exist";
   EXPECT_EQ(items(), 3);
 }
 
@@ -336,8 +333,8 @@ TEST_F(EnqueueTest, BatchReturnsResultsInInputOrder) {
   auto conn = connect();
   std::vector<NewItem> batch;
   for (int i = 0; i < 5; ++i) {
-    batch.push_back(make_item(i % 2 == 0 ? "tenant-b" : "tenant-a", "job",
-                              "{\"n\":" + std::to_string(i) + "}", 0ms, 4 - i));
+    batch.push_back(
+        make_item(i % 2 == 0 ? "tenant-b" : "tenant-a", "job", "{\"n\":" + std::to_string(i) + "}", 0ms, 4 - i));
   }
   pqxx::work txn(*conn);
   const auto results = enqueue_batch_in(txn, batch);
@@ -350,12 +347,12 @@ TEST_F(EnqueueTest, BatchReportsDuplicatesWithinTheBatchAndAgainstExistingItems)
   const auto existing = testing::enqueue_committed(*conn, make_item("tenant-a", "job", R"({"old":1})", 0ms, 0, "old"));
   pqxx::work txn(*conn);
   const auto results = enqueue_batch_in(txn, {
-      make_item("tenant-a", "job", R"({"p":1})", 0ms, 0, "new"),
-      make_item("tenant-a", "job", R"({"p":2})", 0ms, 0, "old"),
-      make_item("tenant-a", "job", R"({"p":3})", 0ms, 0, "new"),
-      make_item("tenant-b", "job", R"({"p":4})", 0ms, 0, "new"),
-      make_item("tenant-a", "job", R"({"p":5})"),
-  });
+                                                 make_item("tenant-a", "job", R"({"p":1})", 0ms, 0, "new"),
+                                                 make_item("tenant-a", "job", R"({"p":2})", 0ms, 0, "old"),
+                                                 make_item("tenant-a", "job", R"({"p":3})", 0ms, 0, "new"),
+                                                 make_item("tenant-b", "job", R"({"p":4})", 0ms, 0, "new"),
+                                                 make_item("tenant-a", "job", R"({"p":5})"),
+                                             });
   txn.commit();
   ASSERT_EQ(results.size(), 5u);
   EXPECT_FALSE(results[0].duplicate);
@@ -393,8 +390,9 @@ TEST_F(EnqueueTest, BatchRejectedByTheDatabaseInsertsNothing) {
   {
     pqxx::work txn(*conn);
     try {
-      enqueue_batch_in(txn, {make_item("tenant-a"), make_item("tenant-b", "job", "{\"big\":\"" + std::string(200, 'x') + "\"}"),
-                             make_item("tenant-c")});
+      enqueue_batch_in(
+          txn, {make_item("tenant-a"), make_item("tenant-b", "job", "{\"big\":\"" + std::string(200, 'x') + "\"}"),
+                make_item("tenant-c")});
       FAIL() << "expected InvalidArgument";
     } catch (const InvalidArgument& error) {
       EXPECT_THAT(error.what(), HasSubstr("item 2"));
@@ -422,12 +420,12 @@ TEST_F(EnqueueTest, BatchCreatesOnePointerPerDistinctTenantVestingWithItsEarlies
   testing::enqueue_committed(*conn, make_item("tenant-existing"));
   pqxx::work txn(*conn);
   const auto results = enqueue_batch_in(txn, {
-      make_item("tenant-a", "job", "{}", 7'200'000ms),
-      make_item("tenant-b", "job", "{}", 3'600'000ms),
-      make_item("tenant-a", "job", "{}", 3'600'000ms),
-      make_item("tenant-existing"),
-      make_item("tenant-a", "job", "{}", 10'800'000ms),
-  });
+                                                 make_item("tenant-a", "job", "{}", 7'200'000ms),
+                                                 make_item("tenant-b", "job", "{}", 3'600'000ms),
+                                                 make_item("tenant-a", "job", "{}", 3'600'000ms),
+                                                 make_item("tenant-existing"),
+                                                 make_item("tenant-a", "job", "{}", 10'800'000ms),
+                                             });
   txn.commit();
   EXPECT_EQ(pointers(), 3);
   EXPECT_EQ(items(), 6);
@@ -450,8 +448,10 @@ void count_function_calls(pqxx::transaction_base& txn) { txn.exec("SET LOCAL tra
 
 // Calls of quick.enqueue_batch so far in txn, which ran count_function_calls first.
 long enqueue_batch_calls(pqxx::transaction_base& txn) {
-  return txn.exec1("SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions "
-                   "WHERE schemaname = 'quick' AND funcname = 'enqueue_batch'")[0]
+  return txn
+      .exec1(
+          "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions "
+          "WHERE schemaname = 'quick' AND funcname = 'enqueue_batch'")[0]
       .as<long>();
 }
 
@@ -495,9 +495,8 @@ TEST_F(BatchFastPathTest, IdsOfALargeBatchComeBackInInputOrder) {
   for (const auto& tenant : tenants) testing::enqueue_committed(*conn, make_item(tenant));
   std::vector<NewItem> batch;
   for (int n = 0; n < 120; ++n) {
-    batch.push_back(make_item(tenants[static_cast<std::size_t>(n * 5 % 8)], "job",
-                              "{\"n\":" + std::to_string(n) + "}", std::chrono::milliseconds((n * 7919) % 1000),
-                              n % 3 - 1));
+    batch.push_back(make_item(tenants[static_cast<std::size_t>(n * 5 % 8)], "job", "{\"n\":" + std::to_string(n) + "}",
+                              std::chrono::milliseconds((n * 7919) % 1000), n % 3 - 1));
   }
   pqxx::work txn(*conn);
   count_function_calls(txn);
@@ -556,8 +555,8 @@ TEST_F(BatchFastPathTest, ANewTenantInTheBatchSendsItToQuickEnqueueBatchWhichCre
   testing::enqueue_committed(*conn, make_item("existing"));
   pqxx::work txn(*conn);
   count_function_calls(txn);
-  const auto results = enqueue_batch_in(txn, {make_item("existing", "job", R"({"n":1})"),
-                                              make_item("brand-new", "job", R"({"n":2})")});
+  const auto results = enqueue_batch_in(
+      txn, {make_item("existing", "job", R"({"n":1})"), make_item("brand-new", "job", R"({"n":2})")});
   EXPECT_EQ(enqueue_batch_calls(txn), 1) << "the function did not run";
   txn.commit();
   ASSERT_EQ(results.size(), 2u);

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "quick/quick.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "quick/quick.h"
 #include "store/consumer_store.h"
-#include "support/test_database.h"
 #include "support/items.h"
+#include "support/test_database.h"
 
 namespace quick {
 namespace {
@@ -46,15 +46,19 @@ class PullInTransactionTest : public DatabaseTest {
 
   // Seconds from now (the database clock) until the pointer vests, as other sessions see it.
   double pointer_vests_in_s(const std::string& tenant) {
-    return query_value<double>("SELECT extract(epoch FROM vesting_time - clock_timestamp()) FROM quick.pointers "
-                               "WHERE tenant = '" + tenant + "'");
+    return query_value<double>(
+        "SELECT extract(epoch FROM vesting_time - clock_timestamp()) FROM quick.pointers "
+        "WHERE tenant = '" +
+        tenant + "'");
   }
   int pulls(const std::string& tenant) {
     return query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = '" + tenant + "'");
   }
   bool pointer_vests_with_item(const std::string& tenant, std::int64_t item_id) {
-    return query_value<bool>("SELECT p.vesting_time = i.vesting_time FROM quick.pointers p, quick.items i "
-                             "WHERE p.tenant = '" + tenant + "' AND i.id = " + std::to_string(item_id));
+    return query_value<bool>(
+        "SELECT p.vesting_time = i.vesting_time FROM quick.pointers p, quick.items i "
+        "WHERE p.tenant = '" +
+        tenant + "' AND i.id = " + std::to_string(item_id));
   }
 };
 
@@ -64,12 +68,11 @@ TEST_F(PullInTransactionTest, BatchMovesParkedPointersWhenTheCallerCommitsAndRec
   park(*conn, "parked-b");
   testing::enqueue_committed(*conn, make_item("vested"));
   pqxx::work txn(*conn);
-  const auto results = enqueue_batch_in(txn,
-                                        {make_item("parked-a", "job", R"({"n":1})", 600'000ms),
-                                         make_item("vested", "job", R"({"n":2})"),
-                                         make_item("parked-b", "job", R"({"n":3})"),
-                                         make_item("parked-a", "job", R"({"n":4})", 60'000ms)},
-                                        pulling());
+  const auto results = enqueue_batch_in(
+      txn,
+      {make_item("parked-a", "job", R"({"n":1})", 600'000ms), make_item("vested", "job", R"({"n":2})"),
+       make_item("parked-b", "job", R"({"n":3})"), make_item("parked-a", "job", R"({"n":4})", 60'000ms)},
+      pulling());
   ASSERT_EQ(results.size(), 4u);
   // Until the commit, everyone else still sees the zones parked, and there is nothing to apply.
   EXPECT_GT(pointer_vests_in_s("parked-a"), 3000);
@@ -170,8 +173,7 @@ TEST_F(PullInTransactionTest, OthersSeeTheZoneParkedUntilThePullingCallerCommits
 // REPEATABLE READ and SERIALIZABLE callers may have read an older pointer version: they record a
 // request, as without the option, and lock nothing beyond the enqueue's FOR KEY SHARE.
 template <typename Transaction>
-void expect_requests_only(pqxx::connection& conn, pqxx::connection& observer,
-                          const EnqueueOptions& options) {
+void expect_requests_only(pqxx::connection& conn, pqxx::connection& observer, const EnqueueOptions& options) {
   Transaction txn(conn);
   enqueue_batch_in(txn, {make_item("parked")}, options);
   enqueue_in(txn, make_item("parked"), options);

@@ -68,24 +68,38 @@ std::string url_for_database(const std::string& url, const std::string& dbname) 
   return url + " dbname=" + dbname;
 }
 
-EmptyDatabase::EmptyDatabase() {
+namespace {
+
+// A database name no other test process uses: "<prefix>_<pid>_<n>".
+std::string unique_database_name(const std::string& prefix) {
   static std::atomic<int> counter{0};
-  name_ = "quick_empty_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  pqxx::connection conn(admin_url());
-  pqxx::nontransaction session(conn);
-  session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
-  session.exec("CREATE DATABASE " + session.quote_name(name_) + " TEMPLATE template0");
+  return prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
 }
 
-EmptyDatabase::~EmptyDatabase() {
+// (Re)creates `name` from `template_name` on the admin connection.
+void create_database(const std::string& name, const std::string& template_name) {
+  pqxx::connection conn(admin_url());
+  pqxx::nontransaction session(conn);
+  session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
+  session.exec("CREATE DATABASE " + session.quote_name(name) + " TEMPLATE " + session.quote_name(template_name));
+}
+
+// Drops `name`; a failure fails the current test rather than throwing from a destructor.
+void drop_database_quietly(const std::string& name) {
   try {
     pqxx::connection conn(admin_url());
     pqxx::nontransaction session(conn);
-    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name_) + " WITH (FORCE)");
+    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
   } catch (const std::exception& error) {
-    ADD_FAILURE() << "could not drop " << name_ << ": " << error.what();
+    ADD_FAILURE() << "could not drop test database " << name << ": " << error.what();
   }
 }
+
+}  // namespace
+
+EmptyDatabase::EmptyDatabase() : name_(unique_database_name("quick_empty")) { create_database(name_, "template0"); }
+
+EmptyDatabase::~EmptyDatabase() { drop_database_quietly(name_); }
 
 std::string EmptyDatabase::url() const { return url_for_database(admin_url(), name_); }
 
@@ -93,25 +107,13 @@ void DatabaseTest::SetUp() {
   const std::string admin = admin_url();
   ASSERT_FALSE(admin.empty());
   ensure_template(admin);
-  static std::atomic<int> counter{0};
-  database_name_ = "quick_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  pqxx::connection conn(admin);
-  pqxx::nontransaction session(conn);
-  session.exec("DROP DATABASE IF EXISTS " + session.quote_name(database_name_) + " WITH (FORCE)");
-  session.exec("CREATE DATABASE " + session.quote_name(database_name_) + " TEMPLATE " +
-               session.quote_name(template_name()));
+  database_name_ = unique_database_name("quick_test");
+  create_database(database_name_, template_name());
   url_ = url_for_database(admin, database_name_);
 }
 
 void DatabaseTest::TearDown() {
-  if (database_name_.empty()) return;
-  try {
-    pqxx::connection conn(admin_url());
-    pqxx::nontransaction session(conn);
-    session.exec("DROP DATABASE IF EXISTS " + session.quote_name(database_name_) + " WITH (FORCE)");
-  } catch (const std::exception& error) {
-    ADD_FAILURE() << "could not drop test database " << database_name_ << ": " << error.what();
-  }
+  if (!database_name_.empty()) drop_database_quietly(database_name_);
 }
 
 std::unique_ptr<pqxx::connection> DatabaseTest::connect() const { return std::make_unique<pqxx::connection>(url_); }

@@ -18,16 +18,27 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     now_ts          timestamptz := statement_timestamp();
     bad_action      text;
-    failures        integer[] := coalesce(failed_attempts, array_fill(1, ARRAY[cardinality(item_ids)]));
+    failures        integer[];
     done_ids        bigint[];
     vesting_tenants text[];
     vesting_times   timestamptz[];
 BEGIN
+    PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.ack_items');
+    PERFORM quick.check_not_null(lease_ids IS NULL, 'lease_ids', 'quick.ack_items');
+    PERFORM quick.check_not_null(actions IS NULL, 'actions', 'quick.ack_items');
+    PERFORM quick.check_not_null(delays IS NULL, 'delays', 'quick.ack_items');
+    PERFORM quick.check_not_null(errors IS NULL, 'errors', 'quick.ack_items');
+    failures := coalesce(failed_attempts, array_fill(1, ARRAY[cardinality(item_ids)]));
     PERFORM quick.check_argument(
         cardinality(item_ids) = cardinality(lease_ids) AND cardinality(item_ids) = cardinality(actions)
         AND cardinality(item_ids) = cardinality(delays) AND cardinality(item_ids) = cardinality(errors)
         AND cardinality(item_ids) = cardinality(failures),
         'quick.ack_items: all arrays must have the same length');
+    -- A retry or release vests again after its delay, bounded like every other delay.
+    PERFORM quick.check_interval(d, 'delays[' || n || ']', 'quick.ack_items', true, l.max_vesting_delay,
+                                 'max_vesting_delay')
+       FROM unnest(delays) WITH ORDINALITY u(d, n), quick.limits l
+      WHERE u.d IS NOT NULL AND (u.d < interval '0' OR u.d > l.max_vesting_delay);
     -- The common case, every item done: one DELETE.
     IF 'complete' = ALL (actions) THEN
         RETURN QUERY

@@ -1,11 +1,18 @@
 -- Apply pull requests recorded by enqueue, after their transactions committed. A pointer that a
--- consumer holds (leased, or locked right now) is never touched: the holder settles it from the
--- zone's real contents, which include the committed item. Never waits on a row lock.
+-- consumer holds is not moved (the holder settles it from the zone's real contents, which include
+-- the committed item), unless its lease runs past now + quick.limits.max_pointer_lease. Never
+-- waits on a row lock.
+--
+-- Requests are served oldest first, and a request whose pointer is locked right now (a visit, a
+-- producer that pulls in its own transaction) is passed over without counting against
+-- max_requests: it stays for a later round, and requests stuck behind a long transaction never
+-- keep the others from being applied.
 CREATE OR REPLACE FUNCTION quick.apply_pointer_pulls(max_requests integer DEFAULT 10000)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    pulled integer;
+    pulled    integer;
+    max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
 BEGIN
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
@@ -13,38 +20,35 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN
         RETURN 0;
     END IF;
-    -- Requests another applier is working on right now are skipped, so appliers never wait.
-    -- Every pointer is reached by one index lookup per tenant (LATERAL), and requests by their
-    -- ctid: a join would read the whole pointer table, which under constant leases is large.
+    -- Requests another applier is working on right now are skipped, so appliers never wait. The
+    -- requests are read in requested_at order through their index and their pointers locked one
+    -- index lookup at a time (LATERAL), lazily: the LIMIT stops the scan once max_requests
+    -- requests have a pointer this statement holds, or none at all (gone).
     WITH requests AS MATERIALIZED (
-        SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r
-         LIMIT max_requests FOR UPDATE SKIP LOCKED),
+        SELECT q.request, q.tenant, q.vesting_time, x.tenant IS NOT NULL AS locked
+          FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r
+                 ORDER BY r.requested_at
+                   FOR UPDATE SKIP LOCKED) q
+          LEFT JOIN LATERAL (
+                SELECT p.tenant FROM quick.pointers p
+                 WHERE p.tenant = q.tenant
+                   FOR NO KEY UPDATE SKIP LOCKED) x ON true
+         WHERE x.tenant IS NOT NULL
+            OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)
+         LIMIT max_requests),
     wanted AS MATERIALIZED (
-        SELECT r.tenant, min(r.vesting_time) AS vesting_time FROM requests r GROUP BY r.tenant),
-    free AS MATERIALIZED (
-        SELECT p.tenant, p.lease_id, w.vesting_time AS wanted_vesting
-          FROM (SELECT * FROM wanted ORDER BY tenant) w
-         CROSS JOIN LATERAL (
-               SELECT p.tenant, p.lease_id FROM quick.pointers p
-                WHERE p.tenant = w.tenant
-                  FOR NO KEY UPDATE SKIP LOCKED) p),
-    gone AS MATERIALIZED (
-        SELECT w.tenant FROM wanted w
-          LEFT JOIN LATERAL (SELECT true AS found FROM quick.pointers p
-                              WHERE p.tenant = w.tenant LIMIT 1) e ON true
-         WHERE e.found IS NULL),
+        SELECT r.tenant, min(r.vesting_time) AS vesting_time FROM requests r WHERE r.locked GROUP BY r.tenant),
     pulled_pointers AS (
-        UPDATE quick.pointers p SET vesting_time = f.wanted_vesting
-          FROM free f
-         WHERE p.tenant = f.tenant AND f.lease_id IS NULL AND p.vesting_time > f.wanted_vesting
+        UPDATE quick.pointers p SET vesting_time = w.vesting_time
+          FROM wanted w
+         WHERE p.tenant = w.tenant AND p.vesting_time > w.vesting_time
+           AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease)
         RETURNING p.tenant),
     done AS (
         -- Requests are finished when applied, when a lease holder will settle the pointer, or when
-        -- the pointer is gone; requests for pointers locked right now stay for the next round.
+        -- the pointer is gone.
         DELETE FROM quick.pointer_pulls r
-         WHERE r.ctid = ANY (ARRAY(SELECT q.request FROM requests q
-                                    WHERE q.tenant IN (SELECT f.tenant FROM free f)
-                                       OR q.tenant IN (SELECT g.tenant FROM gone g)))
+         WHERE r.ctid = ANY (ARRAY(SELECT q.request FROM requests q))
         RETURNING 1)
     SELECT count(*) INTO pulled FROM pulled_pointers;
     RETURN pulled;

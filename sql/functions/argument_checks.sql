@@ -1,6 +1,7 @@
 -- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- Validation shared by every entry point. Errors use SQLSTATE 22023 (invalid_parameter_value)
--- and name the offending argument, so clients can report them as they are.
+-- and name the function and the offending argument, so clients can report them as they are.
+-- docs/security.md lists every check, with its error text.
 CREATE OR REPLACE FUNCTION quick.check_argument(ok boolean, message text, VARIADIC args text[] DEFAULT '{}')
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
@@ -11,20 +12,41 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION quick.check_positive_interval(value interval, name text, caller text)
+-- `caller: name must not be NULL`.
+CREATE OR REPLACE FUNCTION quick.check_not_null(is_null boolean, name text, caller text)
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-    IF value IS NULL OR value <= interval '0' THEN
+    IF is_null IS NOT FALSE THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('%s: %s must be a positive interval, got %s', caller, name,
-                             coalesce(value::text, 'NULL'));
+            MESSAGE = format('%s: %s must not be NULL', caller, name);
     END IF;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION quick.check_new_item(
-               tenant text, job_type text, payload jsonb, vesting_delay interval, client_item_id text,
-               max_payload_bytes integer, caller text)
+-- A duration argument: not NULL, positive (or zero, with allow_zero), and at most `maximum`,
+-- the limit quick.limits.<limit_name> holds.
+CREATE OR REPLACE FUNCTION quick.check_interval(value interval, name text, caller text, allow_zero boolean,
+                                                maximum interval, limit_name text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF value IS NULL OR value < interval '0' OR (value = interval '0' AND NOT allow_zero) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('%s: %s must be %s, got %s', caller, name,
+                             CASE WHEN allow_zero THEN 'zero or positive' ELSE 'a positive interval' END,
+                             coalesce(value::text, 'NULL'));
+    END IF;
+    IF value > maximum THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('%s: %s must be at most %s (quick.limits.%s), got %s', caller, name,
+                             maximum, limit_name, value);
+    END IF;
+END
+$$;
+
+-- What an item may be: quick.enqueue inlines the common case of these checks, and calls this
+-- function only to raise the error of the first one that fails.
+CREATE OR REPLACE FUNCTION quick.check_new_item(tenant text, job_type text, payload jsonb, vesting_delay interval,
+                                                client_item_id text, limits quick.limits, caller text)
 RETURNS void LANGUAGE plpgsql STABLE AS $$
 DECLARE
     payload_bytes integer;
@@ -45,18 +67,15 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('%s: payload must not be NULL (use ''{}'' for no payload)', caller);
     END IF;
-    payload_bytes := pg_column_size(payload);
-    IF payload_bytes > max_payload_bytes THEN
+    payload_bytes := octet_length(payload::text);
+    IF payload_bytes > limits.max_payload_bytes THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('%s: payload is %s bytes, over the maximum of %s bytes '
-                             '(setting quick.max_payload_bytes)', caller, payload_bytes,
-                             max_payload_bytes);
+            MESSAGE = format('%s: payload is %s bytes of JSON text, over the maximum of %s bytes '
+                             '(quick.limits.max_payload_bytes)', caller, payload_bytes,
+                             limits.max_payload_bytes);
     END IF;
-    IF vesting_delay IS NULL OR vesting_delay < interval '0' THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('%s: vesting_delay must be zero or positive, got %s', caller,
-                             coalesce(vesting_delay::text, 'NULL'));
-    END IF;
+    PERFORM quick.check_interval(vesting_delay, 'vesting_delay', caller, true, limits.max_vesting_delay,
+                                 'max_vesting_delay');
     IF client_item_id IS NOT NULL AND length(client_item_id) NOT BETWEEN 1 AND 200 THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('%s: client_item_id must be 1 to 200 characters when given, got %s',

@@ -7,8 +7,10 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     now_ts timestamptz := statement_timestamp();
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.claim_role');
-    PERFORM quick.check_argument(length(claim_role.holder) > 0, 'quick.claim_role: holder must not be empty');
+    PERFORM quick.check_argument(length(claim_role.role) > 0, 'quick.claim_role: role must not be NULL or empty');
+    PERFORM quick.check_argument(length(claim_role.holder) > 0, 'quick.claim_role: holder must not be NULL or empty');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.claim_role', false,
+                                 (SELECT l.max_role_lease FROM quick.limits l), 'max_role_lease');
     RETURN QUERY
     INSERT INTO quick.consumer_roles AS r (role, holder, expires_at, acquired_at)
     VALUES (claim_role.role, claim_role.holder, now_ts + lease_duration, now_ts)

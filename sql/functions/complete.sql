@@ -4,6 +4,7 @@ RETURNS quick.outcome
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM quick.check_not_null(complete.item_id IS NULL, 'item_id', 'quick.complete');
     DELETE FROM quick.items i
      WHERE i.id = complete.item_id
        AND (complete.lease_id IS NULL OR i.lease_id = complete.lease_id);

@@ -7,7 +7,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     PERFORM quick.check_argument(dequeue.max_items > 0,
         'quick.dequeue: max_items must be positive, got %s', coalesce(dequeue.max_items::text, 'NULL'));
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.dequeue');
+    PERFORM quick.check_not_null(dequeue.tenant IS NULL, 'tenant', 'quick.dequeue');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.dequeue', false,
+                                 (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
     RETURN QUERY
     WITH chosen AS MATERIALIZED (
         SELECT i.id FROM quick.items i

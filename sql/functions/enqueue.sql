@@ -8,9 +8,9 @@
 -- relies on; under REPEATABLE READ/SERIALIZABLE the race with a pointer GC surfaces as 40001,
 -- which the caller retries like any serialization failure.
 --
--- If the existing pointer is parked later than the new item vests (and no consumer holds it), a
--- pull request is recorded; a consumer applies it after the commit. RR/SER callers may see a stale
--- pointer version, so they always record one.
+-- If the existing pointer vests later than the new item, and no consumer holds it (or its lease
+-- runs past now + quick.limits.max_pointer_lease), a pull request is recorded; a consumer applies
+-- it after the commit. RR/SER callers may see a stale pointer version, so they always record one.
 CREATE OR REPLACE FUNCTION quick.enqueue(
     tenant         text,
     job_type       text,
@@ -22,27 +22,28 @@ RETURNS TABLE (item_id bigint, duplicate boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-    item_vesting      timestamptz := statement_timestamp() + enqueue.vesting_delay;
+    limits            quick.limits := quick.current_limits();
+    item_vesting      timestamptz;
     pointer_vesting   timestamptz;
     pointer_lease     uuid;
     pointer_created   boolean := false;
-    max_payload       integer := quick.max_payload_bytes();
 BEGIN
     -- The checks of quick.check_new_item, inlined: calling it costs a plpgsql function call per
     -- enqueue. Only when one fails (or cannot be decided here) is it called, to raise its error.
     IF NOT coalesce(length(enqueue.tenant) BETWEEN 1 AND 200
                     AND length(enqueue.job_type) BETWEEN 1 AND 100
-                    AND pg_column_size(enqueue.payload) <= max_payload
-                    AND enqueue.vesting_delay >= interval '0'
+                    AND octet_length(enqueue.payload::text) <= limits.max_payload_bytes
+                    AND enqueue.vesting_delay BETWEEN interval '0' AND limits.max_vesting_delay
                     AND (enqueue.client_item_id IS NULL OR length(enqueue.client_item_id) BETWEEN 1 AND 200),
                     false) THEN
         PERFORM quick.check_new_item(enqueue.tenant, enqueue.job_type, enqueue.payload,
-                                     enqueue.vesting_delay, enqueue.client_item_id, max_payload,
+                                     enqueue.vesting_delay, enqueue.client_item_id, limits,
                                      'quick.enqueue');
     END IF;
     IF enqueue.priority IS NULL THEN
-        PERFORM quick.check_argument(false, 'quick.enqueue: priority must not be NULL');
+        PERFORM quick.check_not_null(true, 'priority', 'quick.enqueue');
     END IF;
+    item_vesting := statement_timestamp() + enqueue.vesting_delay;
 
     LOOP
         SELECT p.vesting_time, p.lease_id INTO pointer_vesting, pointer_lease
@@ -76,7 +77,8 @@ BEGIN
     duplicate := false;
 
     IF NOT pointer_created
-       AND ((pointer_vesting > item_vesting AND pointer_lease IS NULL)
+       AND ((pointer_vesting > item_vesting
+             AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + limits.max_pointer_lease))
             OR current_setting('transaction_isolation') <> 'read committed') THEN
         INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (enqueue.tenant, item_vesting);
     END IF;

@@ -7,7 +7,7 @@ RETURNS TABLE (ordinal integer, item_id bigint, duplicate boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-    max_payload   integer := quick.max_payload_bytes();
+    limits        quick.limits := quick.current_limits();
     now_ts        timestamptz := statement_timestamp();
     element       jsonb;
     position      integer;
@@ -51,8 +51,8 @@ BEGIN
                                           <> '{}'::jsonb THEN false
                                      ELSE length(e.t) BETWEEN 1 AND 200
                                           AND length(e.jt) BETWEEN 1 AND 100
-                                          AND pg_column_size(e.pl) <= max_payload
-                                          AND e.delay >= interval '0'
+                                          AND octet_length(e.pl::text) <= limits.max_payload_bytes
+                                          AND e.delay BETWEEN interval '0' AND limits.max_vesting_delay
                                           AND (e.cid IS NULL OR length(e.cid) BETWEEN 1 AND 200)
                                 END, false) AS valid
                   FROM (SELECT a.ord, a.element,
@@ -96,7 +96,7 @@ BEGIN
             END;
             PERFORM quick.check_new_item(element->>'tenant', element->>'job_type',
                                          coalesce(element->'payload', '{}'::jsonb), delay,
-                                         element->>'client_item_id', max_payload,
+                                         element->>'client_item_id', limits,
                                          format('quick.enqueue_batch item %s', position));
             v_tenant    := v_tenant    || (element->>'tenant');
             v_job_type  := v_job_type  || (element->>'job_type');
@@ -129,7 +129,9 @@ BEGIN
         pulls AS (
             INSERT INTO quick.pointer_pulls (tenant, vesting_time)
             SELECT l.tenant, l.first FROM l
-             WHERE (l.vesting_time > l.first AND l.lease_id IS NULL) OR NOT is_rc)
+             WHERE (l.vesting_time > l.first
+                    AND (l.lease_id IS NULL OR l.vesting_time > now_ts + limits.max_pointer_lease))
+                OR NOT is_rc)
         SELECT array_agg(l.tenant) INTO locked FROM l;
         -- Tenants are distinct and each matches at most one pointer, so equal counts mean done.
         EXIT WHEN coalesce(cardinality(locked), 0) = cardinality(pending);

@@ -5,7 +5,10 @@ RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.extend_item_leases');
+    PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.extend_item_leases');
+    PERFORM quick.check_not_null(lease_ids IS NULL, 'lease_ids', 'quick.extend_item_leases');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.extend_item_leases', false,
+                                 (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
     PERFORM quick.check_argument(cardinality(item_ids) = cardinality(lease_ids),
         'quick.extend_item_leases: item_ids and lease_ids must have the same length');
     RETURN QUERY

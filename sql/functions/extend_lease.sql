@@ -5,8 +5,10 @@ RETURNS TABLE (outcome quick.outcome, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.extend_lease');
-    PERFORM quick.check_argument(extend_lease.lease_id IS NOT NULL, 'quick.extend_lease: lease_id must not be NULL');
+    PERFORM quick.check_not_null(extend_lease.item_id IS NULL, 'item_id', 'quick.extend_lease');
+    PERFORM quick.check_not_null(extend_lease.lease_id IS NULL, 'lease_id', 'quick.extend_lease');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.extend_lease', false,
+                                 (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
     UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
      WHERE i.id = extend_lease.item_id AND i.lease_id = extend_lease.lease_id
     RETURNING 'done'::quick.outcome, i.vesting_time INTO outcome, lease_expires_at;

@@ -4,7 +4,8 @@ RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers', false,
+                                 (SELECT l.max_pointer_lease FROM quick.limits l), 'max_pointer_lease');
     PERFORM quick.check_argument(max_pointers > 0,
         'quick.lease_next_pointers: max_pointers must be positive, got %s', coalesce(max_pointers::text, 'NULL'));
     RETURN QUERY

@@ -5,7 +5,9 @@ RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.lease_pointers');
+    PERFORM quick.check_not_null(tenants IS NULL, 'tenants', 'quick.lease_pointers');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.lease_pointers', false,
+                                 (SELECT l.max_pointer_lease FROM quick.limits l), 'max_pointer_lease');
     RETURN QUERY
     WITH chosen AS MATERIALIZED (
         SELECT p.tenant FROM quick.pointers p

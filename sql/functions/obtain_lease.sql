@@ -1,14 +1,18 @@
--- Take a lease on one item unless another live lease holds it.
+-- Take a lease on one vested item: one that no live lease holds and whose vesting time has come
+-- (an item enqueued with a delay cannot be leased before it vests). Otherwise lease_lost, or
+-- item_gone when it does not exist.
 CREATE OR REPLACE FUNCTION quick.obtain_lease(item_id bigint, lease_duration interval)
 RETURNS TABLE (outcome quick.outcome, lease_id uuid, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM quick.check_positive_interval(lease_duration, 'lease_duration', 'quick.obtain_lease');
+    PERFORM quick.check_not_null(obtain_lease.item_id IS NULL, 'item_id', 'quick.obtain_lease');
+    PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.obtain_lease', false,
+                                 (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
     UPDATE quick.items i
        SET lease_id = gen_random_uuid(), vesting_time = statement_timestamp() + lease_duration
      WHERE i.id = obtain_lease.item_id
-       AND (i.lease_id IS NULL OR i.vesting_time <= statement_timestamp())
+       AND i.vesting_time <= statement_timestamp()
     RETURNING 'done'::quick.outcome, i.lease_id, i.vesting_time
          INTO outcome, lease_id, lease_expires_at;
     IF NOT FOUND THEN

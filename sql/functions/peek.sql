@@ -4,6 +4,7 @@ RETURNS SETOF quick.items
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM quick.check_not_null(peek.tenant IS NULL, 'tenant', 'quick.peek');
     PERFORM quick.check_argument(peek.max_items > 0,
         'quick.peek: max_items must be positive, got %s', coalesce(peek.max_items::text, 'NULL'));
     RETURN QUERY

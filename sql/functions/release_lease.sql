@@ -7,10 +7,10 @@ DECLARE
     zone     text;
     vests_at timestamptz;
 BEGIN
-    PERFORM quick.check_argument(release_lease.vesting_delay >= interval '0',
-        'quick.release_lease: vesting_delay must be zero or positive, got %s',
-        coalesce(release_lease.vesting_delay::text, 'NULL'));
-    PERFORM quick.check_argument(release_lease.lease_id IS NOT NULL, 'quick.release_lease: lease_id must not be NULL');
+    PERFORM quick.check_not_null(release_lease.item_id IS NULL, 'item_id', 'quick.release_lease');
+    PERFORM quick.check_not_null(release_lease.lease_id IS NULL, 'lease_id', 'quick.release_lease');
+    PERFORM quick.check_interval(release_lease.vesting_delay, 'vesting_delay', 'quick.release_lease', true,
+                                 (SELECT l.max_vesting_delay FROM quick.limits l), 'max_vesting_delay');
     UPDATE quick.items i
        SET vesting_time = statement_timestamp() + release_lease.vesting_delay, lease_id = NULL
      WHERE i.id = release_lease.item_id AND i.lease_id = release_lease.lease_id

@@ -1,7 +1,14 @@
--- Give a role up (on a clean stop) so another consumer can claim it at once.
+-- Give a role up (on a clean stop) so another consumer can claim it at once. Returns whether the
+-- caller held it.
 CREATE OR REPLACE FUNCTION quick.release_role(role text, holder text)
 RETURNS boolean
-LANGUAGE sql VOLATILE AS $$
-    DELETE FROM quick.consumer_roles r WHERE r.role = release_role.role AND r.holder = release_role.holder
-    RETURNING true
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM quick.check_argument(length(release_role.role) > 0, 'quick.release_role: role must not be NULL or empty');
+    PERFORM quick.check_argument(length(release_role.holder) > 0,
+        'quick.release_role: holder must not be NULL or empty');
+    DELETE FROM quick.consumer_roles r WHERE r.role = release_role.role AND r.holder = release_role.holder;
+    RETURN FOUND;
+END
 $$;

@@ -1,6 +1,7 @@
 -- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- Items of these zones vest at these times (a requeue, a released lease): where the zone's
--- pointer is parked later than that and no consumer holds it, record a pull request, which a
+-- pointer vests later than that and no consumer holds it (or its lease runs past now +
+-- quick.limits.max_pointer_lease), record a pull request, which a
 -- consumer applies after this transaction commits. The pointer is locked FOR KEY SHARE, as by
 -- enqueue: a concurrent settle then either waits for this transaction (and sees the item) or has
 -- committed what it parked, which this statement sees (READ COMMITTED). Callers under REPEATABLE
@@ -10,6 +11,7 @@ RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     requested integer;
+    max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
 BEGIN
     WITH wanted AS (
         SELECT w.t AS tenant, min(w.v) AS vesting_time
@@ -23,7 +25,8 @@ BEGIN
     requests AS (
         INSERT INTO quick.pointer_pulls (tenant, vesting_time)
         SELECT l.tenant, l.wanted_vesting FROM locked l
-         WHERE (l.vesting_time > l.wanted_vesting AND l.lease_id IS NULL)
+         WHERE (l.vesting_time > l.wanted_vesting
+                AND (l.lease_id IS NULL OR l.vesting_time > statement_timestamp() + max_lease))
             OR current_setting('transaction_isolation') <> 'read committed'
         RETURNING 1)
     SELECT count(*) INTO requested FROM requests;

@@ -9,9 +9,9 @@ DECLARE
     zone     text;
     vests_at timestamptz;
 BEGIN
-    PERFORM quick.check_argument(requeue.vesting_delay >= interval '0',
-        'quick.requeue: vesting_delay must be zero or positive, got %s',
-        coalesce(requeue.vesting_delay::text, 'NULL'));
+    PERFORM quick.check_not_null(requeue.item_id IS NULL, 'item_id', 'quick.requeue');
+    PERFORM quick.check_interval(requeue.vesting_delay, 'vesting_delay', 'quick.requeue', true,
+                                 (SELECT l.max_vesting_delay FROM quick.limits l), 'max_vesting_delay');
     UPDATE quick.items i
        SET vesting_time = statement_timestamp() + requeue.vesting_delay, lease_id = NULL,
            error_count = i.error_count + 1, last_error = coalesce(requeue.error, i.last_error)

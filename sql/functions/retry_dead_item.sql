@@ -7,6 +7,9 @@ DECLARE
     dead quick.dead_items;
     new_id bigint;
 BEGIN
+    PERFORM quick.check_not_null(dead_item_id IS NULL, 'dead_item_id', 'quick.retry_dead_item');
+    PERFORM quick.check_interval(vesting_delay, 'vesting_delay', 'quick.retry_dead_item', true,
+                                 (SELECT l.max_vesting_delay FROM quick.limits l), 'max_vesting_delay');
     DELETE FROM quick.dead_items d WHERE d.id = dead_item_id RETURNING * INTO dead;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',

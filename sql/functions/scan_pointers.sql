@@ -7,6 +7,10 @@ RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM quick.check_argument(max_pointers >= 0,
+        'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
+    PERFORM quick.check_argument(max_pulls > 0,
+        'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
     RETURN QUERY SELECT NULL::text, NULL::timestamptz, quick.apply_pointer_pulls(max_pulls);
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
 END

@@ -28,11 +28,14 @@ BEGIN
             MESSAGE = 'quick.settle_pointers must run in READ COMMITTED: under a snapshot isolation '
                       'level it cannot see concurrent enqueues and would orphan queue zones';
     END IF;
+    PERFORM quick.check_not_null(tenants IS NULL, 'tenants', 'quick.settle_pointers');
+    PERFORM quick.check_not_null(lease_ids IS NULL, 'lease_ids', 'quick.settle_pointers');
+    PERFORM quick.check_not_null(items_found IS NULL, 'items_found', 'quick.settle_pointers');
     PERFORM quick.check_argument(
         cardinality(tenants) = cardinality(lease_ids) AND cardinality(tenants) = cardinality(items_found),
         'quick.settle_pointers: tenants, lease_ids and items_found must have the same length');
-    PERFORM quick.check_argument(min_inactive >= interval '0',
-        'quick.settle_pointers: min_inactive must be zero or positive, got %s', coalesce(min_inactive::text, 'NULL'));
+    PERFORM quick.check_interval(min_inactive, 'min_inactive', 'quick.settle_pointers', true,
+                                 (SELECT l.max_min_inactive FROM quick.limits l), 'max_min_inactive');
 
     -- Statement 1: lock the pointers whose lease we still hold. SKIP LOCKED skips pointers that
     -- an enqueuer holds FOR KEY SHARE right now; those are released below without a zone check.
@@ -91,7 +94,14 @@ BEGIN
         RETURNING p.tenant),
     settled AS (
         UPDATE quick.pointers p
-           SET vesting_time = plan.next_vesting, lease_id = NULL,
+           -- A pointer an enqueuer holds, of a zone the visit found nothing in, backs off as in
+           -- quick.visit_zones (quick.busy_settle_delay).
+           SET vesting_time = CASE WHEN plan.action = 'released_busy' AND NOT plan.found
+                                   THEN now_ts + quick.busy_settle_delay(p.busy_settles)
+                                   ELSE plan.next_vesting END,
+               busy_settles = CASE WHEN plan.action = 'released_busy' AND NOT plan.found
+                                   THEN least(p.busy_settles + 1, 100) ELSE 0 END,
+               lease_id = NULL,
                last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
           FROM plan
          WHERE plan.action NOT IN ('collected', 'untouched')

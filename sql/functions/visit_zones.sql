@@ -43,6 +43,7 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();
+    limits          quick.limits := quick.current_limits();
     -- The zones visited (their pointers locked), in tenant order, and per zone, at the same index:
     zone_tenants    text[];
     zone_active     timestamptz[];   -- last_active_time
@@ -63,11 +64,13 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
             MESSAGE = 'quick.visit_zones must run in READ COMMITTED: it settles pointers with the GC protocol';
     END IF;
-    PERFORM quick.check_positive_interval(item_lease_duration, 'item_lease_duration', 'quick.visit_zones');
+    PERFORM quick.check_not_null(tenants IS NULL, 'tenants', 'quick.visit_zones');
+    PERFORM quick.check_interval(item_lease_duration, 'item_lease_duration', 'quick.visit_zones', false,
+                                 limits.max_item_lease, 'max_item_lease');
     PERFORM quick.check_argument(dequeue_max > 0,
         'quick.visit_zones: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
-    PERFORM quick.check_argument(min_inactive >= interval '0',
-        'quick.visit_zones: min_inactive must be zero or positive, got %s', coalesce(min_inactive::text, 'NULL'));
+    PERFORM quick.check_interval(min_inactive, 'min_inactive', 'quick.visit_zones', true,
+                                 limits.max_min_inactive, 'max_min_inactive');
 
     -- 1: lock the vested pointers of the named zones and probe which have vested items to take.
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
@@ -142,7 +145,7 @@ BEGIN
     busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
                          WHERE z.busy ORDER BY z.n);
     IF cardinality(busy_zones) > 0 THEN
-        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL
+        UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL, busy_settles = 0
          WHERE p.tenant = ANY (busy_zones);
         RETURN QUERY
         SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
@@ -174,7 +177,10 @@ BEGIN
 
     -- 4b: a NEW statement, whose snapshot is taken after those locks and so sees every enqueue
     -- that committed before them: read each locked zone's earliest vesting time and requeue, park
-    -- or delete its pointer; a zone left unlocked has an enqueue in flight and vests now.
+    -- or delete its pointer. A zone left unlocked has an enqueue in flight: it vests now if this
+    -- visit found items in it, else after quick.busy_settle_delay, which grows with each such
+    -- visit in a row, so a producer idle in its transaction does not get the pointer rewritten
+    -- on every Scanner round.
     RETURN QUERY
     WITH zones AS (
         SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting
@@ -212,7 +218,12 @@ BEGIN
         RETURNING p.tenant),
     settled AS (
         UPDATE quick.pointers p
-           SET vesting_time = plan.next_vesting, lease_id = NULL,
+           SET vesting_time = CASE WHEN plan.action = 'released_busy' AND NOT plan.found
+                                   THEN now_ts + quick.busy_settle_delay(p.busy_settles)
+                                   ELSE plan.next_vesting END,
+               busy_settles = CASE WHEN plan.action = 'released_busy' AND NOT plan.found
+                                   THEN least(p.busy_settles + 1, 100) ELSE 0 END,
+               lease_id = NULL,
                last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
           FROM plan
          WHERE plan.action <> 'collected' AND p.tenant = plan.tenant

@@ -18,8 +18,8 @@ namespace {
 // One element of quick.enqueue_batch's JSON array. The payload was validated as JSON by
 // validate_new_item, so it can be spliced in as it is instead of being parsed and re-serialized.
 // A zero vesting delay and priority are left out: absent keys take those defaults, and parsing
-// an interval per item was a measurable share of a batch (sql/queries/enqueue_batch_into_
-// existing_zones.sql).
+// an interval per item was a measurable share of a batch
+// (sql/functions/enqueue_batch_into_existing_zones.sql).
 void append_batch_element(std::string& out, const NewItem& item) {
   out += "{\"tenant\":";
   out += nlohmann::json(item.tenant).dump();
@@ -53,19 +53,13 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
   validate_new_item(item);
   return store::translating_input_errors([&] {
     const std::string delay = store::interval_text(item.vesting_delay);
-    // The common case in one prepared statement: the tenant's pointer exists and there is no
-    // client item id to check (sql/queries/enqueue_into_existing_zone.sql). It implements the
-    // same protocol as quick.enqueue, without the cost of a plpgsql call.
+    // The common case in one call: the tenant's pointer exists and there is no client item id to
+    // check (quick.enqueue_into_existing_zone). It implements the same protocol as quick.enqueue,
+    // without the cost of its general case, and records or applies the pull itself.
     if (!item.client_item_id) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_into_existing_zone), item.tenant, item.job_type,
-                                          item.payload, delay, item.priority);
-      if (!fast.empty()) {
-        const std::int64_t id = fast[0][0].as<std::int64_t>();
-        if (fast[0][1].as<bool>()) {
-          store::exec_named(txn, QUICK_QUERY(record_pointer_pull), id, options.pull_in_transaction);
-        }
-        return EnqueueResult{id, false};
-      }
+                                          item.payload, delay, item.priority, options.pull_in_transaction);
+      if (!fast.empty()) return EnqueueResult{fast[0][0].as<std::int64_t>(), false};
     }
     // Everything else (a new zone, a client item id, a payload the database refuses): the SQL
     // function, which creates the pointer, checks duplicates, or raises the error.
@@ -93,12 +87,11 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const s
   const bool any_client_item_id = std::any_of(items.begin(), items.end(),
                                               [](const NewItem& item) { return item.client_item_id.has_value(); });
   return store::translating_input_errors([&] {
-    // The common case in one prepared statement, as for a single item: every tenant already has a
-    // pointer and no item has a client item id to check
-    // (sql/queries/enqueue_batch_into_existing_zones.sql). It implements quick.enqueue_batch's
-    // protocol without the plpgsql function's per-column arrays, for less processor time per item
-    // (docs/benchmarks-history.md#what-an-enqueue-costs-on-postgres). No rows: a pointer to
-    // create, or a payload the database refuses; the function then does it all.
+    // The common case in one call, as for a single item: every tenant already has a pointer and no
+    // item has a client item id to check (quick.enqueue_batch_into_existing_zones). It implements
+    // quick.enqueue_batch's protocol without that function's per-column arrays, for less processor
+    // time per item (docs/benchmarks-history.md#what-an-enqueue-costs-on-postgres). No rows: a
+    // pointer to create, or an item the database refuses; quick.enqueue_batch then does it all.
     if (!any_client_item_id) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json,
                                           options.pull_in_transaction);

@@ -38,11 +38,9 @@ class ValidationTest : public DatabaseTest {
   }
   pqxx::connection& conn() { return *conn_; }
 
-  // For new connections (ALTER DATABASE) and for this test's own, already open, one (SET).
+  // The administrators' limit (quick.limits), for every session at once.
   void set_max_payload_bytes(int bytes) {
-    query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = " + std::to_string(bytes));
-    pqxx::nontransaction session(conn());
-    session.exec("SET quick.max_payload_bytes = " + std::to_string(bytes));
+    query("UPDATE quick.limits SET max_payload_bytes = " + std::to_string(bytes));
   }
 
   int items() { return query_value<int>("SELECT count(*) FROM quick.items"); }
@@ -208,7 +206,7 @@ TEST_F(ValidationTest, PayloadOverTheConfiguredMaximumIsRejectedByTheDatabaseAnd
   }
   EXPECT_EQ(items(), 0);
   EXPECT_EQ(pointers(), 0);
-  // The limit is the setting, not a constant: a small payload still goes in.
+  // The limit is quick.limits, not a constant: a small payload still goes in.
   pqxx::work txn(conn());
   enqueue_in(txn, make_item("t", "job", small));
   txn.commit();

@@ -212,7 +212,7 @@ std::string enqueue_sql(const std::string& tenant) {
 std::string fast_path_enqueue_sql(const std::string& tenant) {
   return query_file_with_literals(
       "enqueue_into_existing_zone",
-      {{"$1", sql_literal(tenant)}, {"$2", "'race'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}});
+      {{"$1", sql_literal(tenant)}, {"$2", "'race'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}, {"$6", "false"}});
 }
 // The producer's batch fast path (sql/queries/enqueue_batch_into_existing_zones.sql) on a batch of
 // two items, as enqueue_batch_in spells it: one for the raced tenant and one for a companion

@@ -237,12 +237,12 @@ TEST_F(LockCompatibilityTest, ApplyingPointerPullsNeverWaitsForARowLockOnThePoin
 
 TEST_F(LockCompatibilityTest, ApplyingAPointerPullNeverShortensALiveLease) {
   enqueue_committed();
-  const auto lease = consumer_->run(lease_sql("1 hour"));
+  const auto lease = consumer_->run(lease_sql("5 minutes"));
   ASSERT_EQ(lease.row_count(), 1u);
   const auto leased_until = consumer_->value(pointer_column("vesting_time"));
 
   // A REPEATABLE READ enqueue always records a pull (its snapshot may see a stale pointer), so
-  // here a pull request for "now" meets a pointer leased for an hour.
+  // here a pull request for "now" meets a pointer leased for five minutes.
   ASSERT_TRUE(enqueuer_->run("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
   ASSERT_TRUE(enqueuer_->run(enqueue_sql()).ok());
   ASSERT_TRUE(enqueuer_->run("COMMIT").ok());
@@ -256,6 +256,22 @@ TEST_F(LockCompatibilityTest, ApplyingAPointerPullNeverShortensALiveLease) {
   EXPECT_EQ(query_value<long>("SELECT count(*) FROM quick.pointer_pulls"), 0)
       << "the lease holder settles the pointer from the zone, so the request is done";
   EXPECT_EQ(consumer_->run(lease_sql()).row_count(), 0u) << "a second consumer leased the zone";
+}
+
+TEST_F(LockCompatibilityTest, APointerLeasedPastTheMaximumPointerLeaseIsPulledInByAnEnqueue) {
+  enqueue_committed();
+  const auto lease = consumer_->run(lease_sql("5 minutes"));
+  ASSERT_EQ(lease.row_count(), 1u);
+  // The administrators lower the limit below the lease already taken: a pointer may now vest
+  // later than any lease should last, and an item enqueued now must not wait for it.
+  query("UPDATE quick.limits SET max_pointer_lease = '1 minute'");
+  ASSERT_TRUE(enqueuer_->run(enqueue_sql()).ok());  // READ COMMITTED: records a request only if needed
+  ASSERT_EQ(query_value<long>("SELECT count(*) FROM quick.pointer_pulls"), 1);
+  const auto pull = consumer_->run("SELECT quick.apply_pointer_pulls()");
+  expect_not_blocked(pull, "quick.apply_pointer_pulls");
+  EXPECT_EQ(pull.value(), std::optional<std::string>("1"));
+  EXPECT_TRUE(query_value<bool>("SELECT vesting_time <= now() FROM quick.pointers WHERE tenant = " +
+                                std::string(sql_literal(kTenant))));
 }
 
 // A unique index covering a column that leases change would turn lease updates into key updates,

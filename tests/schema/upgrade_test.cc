@@ -18,14 +18,25 @@
 namespace quick::schema {
 namespace {
 
-// Every row of the queue's tables, as text, in a stable order.
+// Every row of the queue's tables as the version-4 schema had them (its columns; later migrations
+// may add columns and history rows), as text, in a stable order.
 std::vector<std::string> queue_rows(pqxx::connection& conn) {
   pqxx::nontransaction session(conn);
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"items",
+       "id, tenant, job_type, priority, vesting_time, lease_id, error_count, payload, enqueued_at, "
+       "client_item_id, last_error"},
+      {"pointers", "tenant, vesting_time, lease_id, last_active_time, created_at"},
+      {"pointer_pulls", "tenant, vesting_time, requested_at"},
+      {"dead_items",
+       "id, tenant, job_type, priority, error_count, payload, enqueued_at, client_item_id, last_error, "
+       "died_at, reason"},
+      {"consumer_roles", "role, holder, expires_at, acquired_at"},
+      {"schema_migrations WHERE version <= 4", "version, name, applied_at"}};
   std::vector<std::string> rows;
-  for (const char* table :
-       {"items", "pointers", "pointer_pulls", "dead_items", "consumer_roles", "schema_migrations"}) {
-    const std::string sql = std::string("SELECT '") + table + ": ' || t::text FROM quick." + table +
-                            " t ORDER BY t::text";
+  for (const auto& [table, columns] : tables) {
+    const std::string sql = "SELECT '" + table + ": ' || row(" + columns + ")::text AS r FROM quick." + table +
+                            " ORDER BY r";
     for (const auto& row : session.exec(sql)) rows.push_back(row[0].as<std::string>());
   }
   return rows;

@@ -134,7 +134,8 @@ TEST_F(VisitZonesTest, OneVisitReportsEveryOutcomeAndEveryConflict) {
 
   EXPECT_LE(*pointer_vests_in("busy"), 0.0) << "more vested items: vests again at once";
   EXPECT_GT(*pointer_vests_in("emptied"), 4.0) << "requeued to its item's lease end";
-  EXPECT_LE(*pointer_vests_in("held"), 0.0) << "released to vest now, so the enqueue is not missed";
+  EXPECT_LE(*pointer_vests_in("held"), 0.02)
+      << "released to vest within quick.busy_settle_delay(0), so the enqueue is not missed";
   EXPECT_FALSE(pointer_vests_in("idle-old").has_value()) << "empty for longer than min_inactive: collected";
   EXPECT_GT(*pointer_vests_in("idle-recent"), 3000.0) << "parked until min_inactive after its last activity";
   EXPECT_LE(*pointer_vests_in("throttled"), 1.0) << "its vested item of an excluded type waits at the front";

@@ -36,9 +36,12 @@ std::string enqueue_statement(EnqueuePath path, const std::string& tenant, const
     case EnqueuePath::kSqlFunction:
       return "SELECT item_id FROM quick.enqueue(" + sql_literal(tenant) + ", " + sql_literal(job_type) + ")";
     case EnqueuePath::kFastPath:
-      return query_file_with_literals(
-          "enqueue_into_existing_zone",
-          {{"$1", sql_literal(tenant)}, {"$2", sql_literal(job_type)}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}});
+      return query_file_with_literals("enqueue_into_existing_zone", {{"$1", sql_literal(tenant)},
+                                                                     {"$2", sql_literal(job_type)},
+                                                                     {"$3", "'{}'"},
+                                                                     {"$4", "'0'"},
+                                                                     {"$5", "0"},
+                                                                     {"$6", "false"}});
     case EnqueuePath::kBatchFastPath:
       return query_file_with_literals("enqueue_batch_into_existing_zones",
                                       {{"$1", sql_literal(R"([{"tenant":)" + json_string(tenant) + R"(,"job_type":)" +

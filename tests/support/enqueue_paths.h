@@ -11,7 +11,7 @@ namespace quick::testing {
 
 enum class EnqueuePath {
   kSqlFunction,    // SELECT item_id FROM quick.enqueue(tenant, job_type)
-  kFastPath,       // sql/queries/enqueue_into_existing_zone.sql (needs the tenant's pointer)
+  kFastPath,       // sql/queries/enqueue_into_existing_zone.sql: quick.enqueue_into_existing_zone
   kBatchFastPath,  // sql/queries/enqueue_batch_into_existing_zones.sql, a batch of one
 };
 

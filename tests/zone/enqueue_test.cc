@@ -385,7 +385,7 @@ TEST_F(EnqueueTest, BatchWithOneInvalidItemInsertsNothingAndNamesTheItem) {
 }
 
 TEST_F(EnqueueTest, BatchRejectedByTheDatabaseInsertsNothing) {
-  query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = 64");
+  query("UPDATE quick.limits SET max_payload_bytes = 64");
   auto conn = connect();  // a new connection: it reads the database's setting
   {
     pqxx::work txn(*conn);
@@ -568,7 +568,7 @@ TEST_F(BatchFastPathTest, ANewTenantInTheBatchSendsItToQuickEnqueueBatchWhichCre
 }
 
 TEST_F(BatchFastPathTest, APayloadOverTheLimitIntoExistingZonesInsertsNothingAndNamesTheItem) {
-  query("ALTER DATABASE " + database_name() + " SET quick.max_payload_bytes = 64");
+  query("UPDATE quick.limits SET max_payload_bytes = 64");
   auto conn = connect();  // a new connection: it reads the database's setting
   testing::enqueue_committed(*conn, make_item("a", "job", "{}", 3'600'000ms));
   testing::enqueue_committed(*conn, make_item("b"));

@@ -1,0 +1,64 @@
+-- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
+-- The C++ producer's fast path for one item: quick.enqueue's protocol for the common case, the
+-- tenant's pointer existing and no client item id to check. It locks the pointer FOR KEY SHARE
+-- (step (a)) and inserts the item (c) in one statement: the INSERT reads the lock's result, so it
+-- runs after it, and inserts nothing when there is no pointer. Then, if the pointer vests later
+-- than the item and no consumer holds it (or its lease runs past now +
+-- quick.limits.max_pointer_lease), or the caller is not READ COMMITTED (it may see an older
+-- pointer version), it does step (d): with pull_in_transaction a READ COMMITTED caller moves the
+-- pointer itself when it can lock it FOR NO KEY UPDATE without waiting (held until it commits);
+-- otherwise, or when it cannot, it records a pull request.
+--
+-- Returns the new item's id, or NULL when it wrote nothing: no pointer, or an item quick.enqueue
+-- would refuse. The caller then calls quick.enqueue, which creates the pointer or raises the
+-- error. Runs inside the caller's transaction and never commits.
+CREATE OR REPLACE FUNCTION quick.enqueue_into_existing_zone(tenant text, job_type text, payload jsonb,
+                                                            vesting_delay interval, priority integer,
+                                                            pull_in_transaction boolean DEFAULT false)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_variable
+DECLARE
+    limits          quick.limits := quick.current_limits();
+    new_id          bigint;
+    new_vesting     timestamptz;
+    pointer_vesting timestamptz;
+    pointer_lease   uuid;
+BEGIN
+    IF NOT coalesce(length(tenant) BETWEEN 1 AND 200
+                    AND length(job_type) BETWEEN 1 AND 100
+                    AND octet_length(payload::text) <= limits.max_payload_bytes
+                    AND vesting_delay BETWEEN interval '0' AND limits.max_vesting_delay
+                    AND priority IS NOT NULL, false) THEN
+        RETURN NULL;
+    END IF;
+    WITH p AS MATERIALIZED (
+        SELECT p.vesting_time, p.lease_id FROM quick.pointers p WHERE p.tenant = tenant FOR KEY SHARE),
+    inserted AS (
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
+        SELECT tenant, job_type, priority, statement_timestamp() + vesting_delay, payload FROM p
+        RETURNING id, vesting_time)
+    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id
+      INTO new_id, new_vesting, pointer_vesting, pointer_lease
+      FROM p, inserted;
+    IF new_id IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
+    ELSIF pointer_vesting > new_vesting
+          AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + limits.max_pointer_lease) THEN
+        -- The lock re-reads the pointer, so one that a visit settled since this function's
+        -- snapshot is judged on its settled version.
+        UPDATE quick.pointers p SET vesting_time = new_vesting
+         WHERE pull_in_transaction AND pointer_lease IS NULL
+           AND p.tenant = (SELECT x.tenant FROM quick.pointers x
+                            WHERE x.tenant = tenant AND x.vesting_time > new_vesting AND x.lease_id IS NULL
+                              FOR NO KEY UPDATE SKIP LOCKED);
+        IF NOT FOUND THEN
+            INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
+        END IF;
+    END IF;
+    RETURN new_id;
+END
+$$;

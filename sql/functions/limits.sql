@@ -1,0 +1,25 @@
+-- The limits row (quick.limits, migration 0005), for functions that need several of its values.
+CREATE OR REPLACE FUNCTION quick.current_limits()
+RETURNS quick.limits
+LANGUAGE sql STABLE AS $$
+    SELECT l FROM quick.limits l
+$$;
+
+-- The largest accepted payload, in bytes of its JSON text (octet_length(payload::text)):
+-- quick.limits.max_payload_bytes, 1 MiB unless an administrator changed it.
+CREATE OR REPLACE FUNCTION quick.max_payload_bytes()
+RETURNS integer
+LANGUAGE sql STABLE AS $$
+    SELECT l.max_payload_bytes FROM quick.limits l
+$$;
+
+-- How far a settle that could not lock its pointer (an enqueuer's transaction holds it) moves
+-- the pointer, after `busy_settles` such settles in a row of a zone that had nothing to take:
+-- 20 ms, doubling, at most 1 s. Short, because the zone may hold that transaction's item once it
+-- commits, and nothing else pulls the pointer in for it.
+CREATE OR REPLACE FUNCTION quick.busy_settle_delay(busy_settles integer)
+RETURNS interval
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT least(interval '20 milliseconds' * power(2, least(greatest(busy_settles, 0), 10)),
+                 interval '1 second')
+$$;

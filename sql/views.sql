@@ -82,3 +82,10 @@ SELECT (SELECT count(*) FROM quick.pointers)                                   A
        (SELECT count(*) FROM quick.orphaned_zones)                             AS orphaned_zones;
 
 COMMENT ON VIEW quick.queue_summary IS 'Totals for the whole queue, one row.';
+
+-- Who may read the views (docs/security.md): operators and consumers, not producers, whose
+-- tenants' depths and names they would otherwise see.
+REVOKE ALL ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary
+    FROM PUBLIC, quick_producer, quick_consumer, quick_admin;
+GRANT SELECT ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary
+    TO quick_consumer, quick_admin;

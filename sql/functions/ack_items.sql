@@ -13,7 +13,8 @@
 CREATE OR REPLACE FUNCTION quick.ack_items(item_ids bigint[], lease_ids uuid[], actions text[],
                                            delays interval[], errors text[], failed_attempts integer[] DEFAULT NULL)
 RETURNS TABLE (item_id bigint, outcome quick.outcome)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();
@@ -108,3 +109,5 @@ BEGIN
       FROM unnest(item_ids) u(id);
 END
 $$;
+REVOKE ALL ON FUNCTION quick.ack_items(bigint[],uuid[],text[],interval[],text[],integer[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.ack_items(bigint[],uuid[],text[],interval[],text[],integer[]) TO quick_consumer, quick_admin;

@@ -9,7 +9,8 @@
 -- keep the others from being applied.
 CREATE OR REPLACE FUNCTION quick.apply_pointer_pulls(max_requests integer DEFAULT 10000)
 RETURNS integer
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     pulled    integer;
     max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
@@ -54,3 +55,5 @@ BEGIN
     RETURN pulled;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.apply_pointer_pulls(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.apply_pointer_pulls(integer) TO quick_consumer, quick_admin;

@@ -11,6 +11,7 @@ BEGIN
     END IF;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.check_argument(boolean,text,text[]) FROM PUBLIC;
 
 -- `caller: name must not be NULL`.
 CREATE OR REPLACE FUNCTION quick.check_not_null(is_null boolean, name text, caller text)
@@ -22,6 +23,7 @@ BEGIN
     END IF;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.check_not_null(boolean,text,text) FROM PUBLIC;
 
 -- A duration argument: not NULL, positive (or zero, with allow_zero), and at most `maximum`,
 -- the limit quick.limits.<limit_name> holds.
@@ -42,6 +44,7 @@ BEGIN
     END IF;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.check_interval(interval,text,text,boolean,interval,text) FROM PUBLIC;
 
 -- What an item may be: quick.enqueue inlines the common case of these checks, and calls this
 -- function only to raise the error of the first one that fails.
@@ -83,3 +86,4 @@ BEGIN
     END IF;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.check_new_item(text,text,jsonb,interval,text,quick.limits,text) FROM PUBLIC;

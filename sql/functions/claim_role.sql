@@ -2,7 +2,8 @@
 -- caller has the role iff the returned holder is itself.
 CREATE OR REPLACE FUNCTION quick.claim_role(role text, holder text, lease_duration interval)
 RETURNS TABLE (current_holder text, expires_at timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     now_ts timestamptz := statement_timestamp();
@@ -24,3 +25,5 @@ BEGIN
     END IF;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.claim_role(text,text,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.claim_role(text,text,interval) TO quick_consumer, quick_admin;

@@ -2,7 +2,8 @@
 CREATE OR REPLACE FUNCTION quick.dequeue(tenant text, max_items integer, lease_duration interval,
                                          job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(dequeue.max_items > 0,
@@ -24,3 +25,5 @@ BEGIN
     RETURNING i.*;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.dequeue(text,integer,interval,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.dequeue(text,integer,interval,text) TO quick_consumer, quick_admin;

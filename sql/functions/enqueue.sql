@@ -19,7 +19,8 @@ CREATE OR REPLACE FUNCTION quick.enqueue(
     priority       integer  DEFAULT 0,
     client_item_id text     DEFAULT NULL)
 RETURNS TABLE (item_id bigint, duplicate boolean)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     limits            quick.limits := quick.current_limits();
@@ -43,6 +44,7 @@ BEGIN
     IF enqueue.priority IS NULL THEN
         PERFORM quick.check_not_null(true, 'priority', 'quick.enqueue');
     END IF;
+    PERFORM quick.check_tenant_login(ARRAY[enqueue.tenant], 'quick.enqueue');
     item_vesting := statement_timestamp() + enqueue.vesting_delay;
 
     LOOP
@@ -85,6 +87,8 @@ BEGIN
     RETURN NEXT;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.enqueue(text,text,jsonb,interval,integer,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.enqueue(text,text,jsonb,interval,integer,text) TO quick_producer, quick_admin;
 
 COMMENT ON FUNCTION quick.enqueue(text, text, jsonb, interval, integer, text) IS
 'Enqueue one item inside the caller''s transaction. Returns the item id, and duplicate = true when '

@@ -4,7 +4,8 @@
 -- (default 0) and client_item_id (optional). Returns one row per input element, in input order.
 CREATE OR REPLACE FUNCTION quick.enqueue_batch(items jsonb)
 RETURNS TABLE (ordinal integer, item_id bigint, duplicate boolean)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     limits        quick.limits := quick.current_limits();
@@ -109,6 +110,7 @@ BEGIN
     IF position = 0 THEN
         RETURN;
     END IF;
+    PERFORM quick.check_tenant_login(v_tenant, 'quick.enqueue_batch');
 
     -- Lock or create every tenant's pointer, in tenant order so that two batches creating the same
     -- new pointers cannot deadlock on the unique index. pending lists the tenants still to lock,
@@ -191,3 +193,5 @@ BEGIN
      ORDER BY u.ord;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.enqueue_batch(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.enqueue_batch(jsonb) TO quick_producer, quick_admin;

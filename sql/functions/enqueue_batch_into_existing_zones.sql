@@ -25,12 +25,17 @@
 CREATE OR REPLACE FUNCTION quick.enqueue_batch_into_existing_zones(items jsonb,
                                                                    pull_in_transaction boolean DEFAULT false)
 RETURNS SETOF bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     limits quick.limits := quick.current_limits();
 BEGIN
     IF jsonb_typeof(items) IS DISTINCT FROM 'array' THEN
         RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM quick.tenant_logins) THEN
+        PERFORM quick.check_tenant_login(ARRAY(SELECT e->>'tenant' FROM jsonb_array_elements(items) e),
+                                         'quick.enqueue_batch_into_existing_zones');
     END IF;
     RETURN QUERY
     WITH input AS MATERIALIZED (
@@ -95,3 +100,5 @@ BEGIN
     RETURNING id;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.enqueue_batch_into_existing_zones(jsonb,boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.enqueue_batch_into_existing_zones(jsonb,boolean) TO quick_producer, quick_admin;

@@ -16,7 +16,8 @@ CREATE OR REPLACE FUNCTION quick.enqueue_into_existing_zone(tenant text, job_typ
                                                             vesting_delay interval, priority integer,
                                                             pull_in_transaction boolean DEFAULT false)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 DECLARE
     limits          quick.limits := quick.current_limits();
@@ -32,6 +33,7 @@ BEGIN
                     AND priority IS NOT NULL, false) THEN
         RETURN NULL;
     END IF;
+    PERFORM quick.check_tenant_login(ARRAY[tenant], 'quick.enqueue_into_existing_zone');
     WITH p AS MATERIALIZED (
         SELECT p.vesting_time, p.lease_id FROM quick.pointers p WHERE p.tenant = tenant FOR KEY SHARE),
     inserted AS (
@@ -62,3 +64,5 @@ BEGIN
     RETURN new_id;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.enqueue_into_existing_zone(text,text,jsonb,interval,integer,boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.enqueue_into_existing_zone(text,text,jsonb,interval,integer,boolean) TO quick_producer, quick_admin;

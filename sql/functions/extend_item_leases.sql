@@ -2,7 +2,8 @@
 -- extended; any other item of the input has lost its lease (re-leased, or gone).
 CREATE OR REPLACE FUNCTION quick.extend_item_leases(item_ids bigint[], lease_ids uuid[], lease_duration interval)
 RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.extend_item_leases');
@@ -18,3 +19,5 @@ BEGIN
     RETURNING i.id, i.vesting_time;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.extend_item_leases(bigint[],uuid[],interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.extend_item_leases(bigint[],uuid[],interval) TO quick_consumer, quick_admin;

@@ -2,7 +2,8 @@
 -- live, or it ran out but nobody leased the item since.
 CREATE OR REPLACE FUNCTION quick.extend_lease(item_id bigint, lease_id uuid, lease_duration interval)
 RETURNS TABLE (outcome quick.outcome, lease_expires_at timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(extend_lease.item_id IS NULL, 'item_id', 'quick.extend_lease');
@@ -18,3 +19,5 @@ BEGIN
     RETURN NEXT;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.extend_lease(bigint,uuid,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.extend_lease(bigint,uuid,interval) TO quick_consumer, quick_admin;

@@ -1,7 +1,8 @@
 -- Lease up to max_pointers vested pointers in vesting order (the in-order Scanner's peek+lease).
 CREATE OR REPLACE FUNCTION quick.lease_next_pointers(max_pointers integer, lease_duration interval)
 RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers', false,
@@ -21,3 +22,5 @@ BEGIN
     RETURNING p.tenant, p.lease_id, p.last_active_time;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.lease_next_pointers(integer,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.lease_next_pointers(integer,interval) TO quick_consumer, quick_admin;

@@ -2,7 +2,8 @@
 -- reserves the whole zone for lease_duration.
 CREATE OR REPLACE FUNCTION quick.lease_pointers(tenants text[], lease_duration interval)
 RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(tenants IS NULL, 'tenants', 'quick.lease_pointers');
@@ -20,3 +21,5 @@ BEGIN
     RETURNING p.tenant, p.lease_id, p.last_active_time;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.lease_pointers(text[],interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.lease_pointers(text[],interval) TO quick_consumer, quick_admin;

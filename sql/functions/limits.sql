@@ -4,14 +4,18 @@ RETURNS quick.limits
 LANGUAGE sql STABLE AS $$
     SELECT l FROM quick.limits l
 $$;
+REVOKE ALL ON FUNCTION quick.current_limits() FROM PUBLIC;
 
 -- The largest accepted payload, in bytes of its JSON text (octet_length(payload::text)):
 -- quick.limits.max_payload_bytes, 1 MiB unless an administrator changed it.
 CREATE OR REPLACE FUNCTION quick.max_payload_bytes()
 RETURNS integer
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
     SELECT l.max_payload_bytes FROM quick.limits l
 $$;
+REVOKE ALL ON FUNCTION quick.max_payload_bytes() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.max_payload_bytes() TO quick_producer, quick_consumer, quick_admin;
 
 -- How far a settle that could not lock its pointer (an enqueuer's transaction holds it) moves
 -- the pointer, after `busy_settles` such settles in a row of a zone that had nothing to take:
@@ -23,3 +27,4 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT least(interval '20 milliseconds' * power(2, least(greatest(busy_settles, 0), 10)),
                  interval '1 second')
 $$;
+REVOKE ALL ON FUNCTION quick.busy_settle_delay(integer) FROM PUBLIC;

@@ -3,7 +3,8 @@
 -- item_gone when it does not exist.
 CREATE OR REPLACE FUNCTION quick.obtain_lease(item_id bigint, lease_duration interval)
 RETURNS TABLE (outcome quick.outcome, lease_id uuid, lease_expires_at timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(obtain_lease.item_id IS NULL, 'item_id', 'quick.obtain_lease');
@@ -22,3 +23,5 @@ BEGIN
     RETURN NEXT;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.obtain_lease(bigint,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.obtain_lease(bigint,interval) TO quick_consumer, quick_admin;

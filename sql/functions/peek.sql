@@ -1,7 +1,8 @@
 -- Vested items of one zone in (priority, vesting_time) order, optionally of one job type.
 CREATE OR REPLACE FUNCTION quick.peek(tenant text, max_items integer DEFAULT 1, job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(peek.tenant IS NULL, 'tenant', 'quick.peek');
@@ -15,3 +16,5 @@ BEGIN
      LIMIT peek.max_items;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.peek(text,integer,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.peek(text,integer,text) TO quick_consumer, quick_admin;

@@ -1,7 +1,8 @@
 -- Give a lease back without counting an error (throttled items, a consumer that stops).
 CREATE OR REPLACE FUNCTION quick.release_lease(item_id bigint, lease_id uuid, vesting_delay interval DEFAULT '0')
 RETURNS quick.outcome
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     zone     text;
@@ -22,3 +23,5 @@ BEGIN
     RETURN quick.item_miss_reason(release_lease.item_id);
 END
 $$;
+REVOKE ALL ON FUNCTION quick.release_lease(bigint,uuid,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.release_lease(bigint,uuid,interval) TO quick_consumer, quick_admin;

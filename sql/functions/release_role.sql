@@ -2,7 +2,8 @@
 -- caller held it.
 CREATE OR REPLACE FUNCTION quick.release_role(role text, holder text)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(length(release_role.role) > 0, 'quick.release_role: role must not be NULL or empty');
@@ -12,3 +13,5 @@ BEGIN
     RETURN FOUND;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.release_role(text,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.release_role(text,text) TO quick_consumer, quick_admin;

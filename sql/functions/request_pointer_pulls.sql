@@ -33,3 +33,4 @@ BEGIN
     RETURN requested;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.request_pointer_pulls(text[],timestamp with time zone[]) FROM PUBLIC;

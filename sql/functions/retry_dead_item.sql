@@ -2,7 +2,8 @@
 -- fresh error count. Returns the new item id. Runs inside the caller's transaction.
 CREATE OR REPLACE FUNCTION quick.retry_dead_item(dead_item_id bigint, vesting_delay interval DEFAULT '0')
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     dead quick.dead_items;
     new_id bigint;
@@ -21,3 +22,5 @@ BEGIN
     RETURN new_id;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.retry_dead_item(bigint,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.retry_dead_item(bigint,interval) TO quick_admin;

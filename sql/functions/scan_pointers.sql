@@ -4,7 +4,8 @@
 -- tenant, says how many pointers the pulls moved.
 CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,
@@ -15,3 +16,5 @@ BEGIN
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.scan_pointers(integer,integer) TO quick_consumer, quick_admin;

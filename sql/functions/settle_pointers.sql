@@ -14,7 +14,8 @@
 CREATE OR REPLACE FUNCTION quick.settle_pointers(tenants text[], lease_ids uuid[], items_found boolean[],
                                                  min_inactive interval)
 RETURNS TABLE (tenant text, action text, next_vesting_time timestamptz)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();
@@ -120,3 +121,5 @@ BEGIN
       LEFT JOIN settled s ON s.tenant = plan.tenant;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.settle_pointers(text[],uuid[],boolean[],interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.settle_pointers(text[],uuid[],boolean[],interval) TO quick_consumer, quick_admin;

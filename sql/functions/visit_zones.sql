@@ -39,7 +39,8 @@ RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
                item_id bigint, job_type text, priority integer, item_lease_id uuid,
                error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
                last_error text, ready_lag interval, age interval)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();
@@ -234,3 +235,5 @@ BEGIN
       FROM plan;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[]) TO quick_consumer, quick_admin;

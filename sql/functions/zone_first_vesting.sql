@@ -23,3 +23,4 @@ BEGIN
     RETURN first;
 END
 $$;
+REVOKE ALL ON FUNCTION quick.zone_first_vesting(text) FROM PUBLIC;

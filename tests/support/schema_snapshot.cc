@@ -56,6 +56,21 @@ SELECT 'comment ' || d.classoid::regclass || ' ' ||
     OR (d.classoid = 'pg_class'::regclass
         AND d.objoid IN (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                           WHERE n.nspname = 'quick'))
+UNION ALL
+SELECT 'privileges of schema quick ' || coalesce(n.nspacl::text, 'default') FROM pg_namespace n WHERE n.nspname = 'quick'
+UNION ALL
+SELECT 'privileges of ' || c.relname || ' ' || coalesce(c.relacl::text, 'default') || ' rls ' || c.relrowsecurity
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'quick' AND c.relkind IN ('r', 'v', 'S')
+UNION ALL
+SELECT 'privileges of ' || p.oid::regprocedure || ' ' || coalesce(p.proacl::text, 'default')
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'quick'
+UNION ALL
+SELECT 'policy ' || p.tablename || ' ' || p.policyname || ' ' || p.cmd || ' ' || p.roles::text || ' ' ||
+       coalesce(p.qual, '') || ' ' || coalesce(p.with_check, '')
+  FROM pg_policies p
+ WHERE p.schemaname = 'quick'
 ORDER BY 1
 )sql";
 

@@ -8,7 +8,8 @@ namespace quick::testing {
 
 // One sorted line per object of schema quick: every column (type, nullability, default,
 // identity), constraint, index, table option, view (pg_get_viewdef), function
-// (pg_get_functiondef), enum type and comment.
+// (pg_get_functiondef), enum type, comment, privilege (schema, relations, functions) and
+// row-level security policy.
 std::vector<std::string> schema_snapshot(const std::string& url);
 
 // The lines only in `expected` ("- ...") and only in `actual` ("+ ..."); empty when equal.

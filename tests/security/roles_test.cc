@@ -1,0 +1,236 @@
+// The least-privilege roles (migration 0006, docs/security.md), each exercised through a login of
+// its own, connected over its own connection: what a producer, a consumer, an administrator, a
+// tenant login and a login with none of the roles can and cannot do.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "quick/quick.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/items.h"
+#include "support/test_database.h"
+
+namespace quick::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A LOGIN role for this test only (roles are cluster-wide), dropped by the destructor.
+class TestLogin {
+ public:
+  explicit TestLogin(const std::string& granted_role) {
+    static std::atomic<int> counter{0};
+    name_ = "quick_test_login_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    std::mt19937_64 random(std::random_device{}());
+    password_ = "pw" + std::to_string(random());
+    pqxx::connection conn(admin_url());
+    pqxx::nontransaction session(conn);
+    session.exec("CREATE ROLE " + session.quote_name(name_) + " LOGIN PASSWORD " + session.quote(password_));
+    if (!granted_role.empty()) session.exec("GRANT " + granted_role + " TO " + session.quote_name(name_));
+  }
+  ~TestLogin() {
+    try {
+      pqxx::connection conn(admin_url());
+      pqxx::nontransaction session(conn);
+      session.exec("DROP ROLE IF EXISTS " + session.quote_name(name_));
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "could not drop role " << name_ << ": " << error.what();
+    }
+  }
+  TestLogin(const TestLogin&) = delete;
+  TestLogin& operator=(const TestLogin&) = delete;
+
+  const std::string& name() const { return name_; }
+  // `database_url` as this login (keyword form: later keywords win).
+  std::string url(const std::string& database_url) const {
+    return database_url + " user=" + name_ + " password=" + password_;
+  }
+
+ private:
+  std::string name_;
+  std::string password_;
+};
+
+class RolesTest : public DatabaseTest {
+ protected:
+  // `sql` run by `login` in a transaction of its own: "" when it succeeded, else the SQLSTATE.
+  std::string sqlstate_as(const TestLogin& login, const std::string& sql) {
+    pqxx::connection conn(login.url(keyword_url()));
+    pqxx::work txn(conn);
+    try {
+      txn.exec(sql);
+      txn.commit();
+      return "";
+    } catch (const pqxx::insufficient_privilege& error) {
+      last_error_ = error.what();
+      return "42501";  // libpqxx 6.4 raises this class without its SQLSTATE
+    } catch (const pqxx::sql_error& error) {
+      last_error_ = error.what();
+      return error.sqlstate();
+    }
+  }
+  int count_as(const TestLogin& login, const std::string& sql) {
+    pqxx::connection conn(login.url(keyword_url()));
+    pqxx::work txn(conn);
+    return txn.exec(sql).at(0).at(0).as<int>();
+  }
+  // This test's database as a keyword/value connection string, to which a user can be appended.
+  std::string keyword_url() {
+    pqxx::connection conn(url());
+    return "host=" + std::string(conn.hostname()) + " port=" + conn.port() + " dbname=" + conn.dbname();
+  }
+  std::string last_error_;
+};
+
+constexpr const char* kDenied = "42501";  // insufficient_privilege
+
+TEST_F(RolesTest, AProducerEnqueuesThroughEveryPathButCannotTouchTheTablesOrOthersItems) {
+  TestLogin producer("quick_producer");
+  auto admin = connect();
+  const auto others = enqueue_committed(*admin, make_item("other-tenant", "job", R"({"secret": 1})"));
+
+  // Every enqueue path works under the role: the SQL functions, and the C++ producer's fast paths
+  // for a zone that exists (single and batch) and its fallbacks for a new zone.
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.enqueue('p', 'job')"), "") << last_error_;
+  EXPECT_EQ(sqlstate_as(producer, R"(SELECT * FROM quick.enqueue_batch('[{"tenant": "p2", "job_type": "j"}]'))"), "")
+      << last_error_;
+  {
+    pqxx::connection conn(producer.url(keyword_url()));
+    pqxx::work txn(conn);
+    EXPECT_GT(enqueue_in(txn, make_item("p")).item_id, 0);                           // fast path: the zone exists
+    EXPECT_GT(enqueue_in(txn, make_item("p-new")).item_id, 0);                       // fallback: a new zone
+    EXPECT_EQ(enqueue_batch_in(txn, {make_item("p"), make_item("p2")}).size(), 2u);  // batch fast path
+    EXPECT_EQ(enqueue_in(txn, make_item("p", "job", "{}", std::chrono::milliseconds(0), 0, "c-1")).duplicate, false);
+    txn.commit();
+  }
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant LIKE 'p%'"), 7);
+  EXPECT_EQ(count_as(producer, "SELECT count(*) FROM quick.item_status(ARRAY[" + std::to_string(others) +
+                                   "]) WHERE state = 'queued'"),
+            1)
+      << "the state of an item, by id, without its payload";
+
+  // Not the tables: no payloads, no pointers, no direct writes.
+  EXPECT_EQ(count_as(producer, "SELECT count(*) FROM quick.items"), 0) << "row-level security: not a tenant login";
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.pointers"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.queue_summary"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "INSERT INTO quick.items (tenant, job_type, vesting_time) VALUES ('x', 'j', now())"),
+            kDenied);
+  EXPECT_EQ(sqlstate_as(producer,
+                        "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) "
+                        "VALUES ('x', now(), now())"),
+            kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "DELETE FROM quick.pointer_pulls"), kDenied);
+  // Not the consumers' or the administrators' functions: no cancel, no requeue, no leases.
+  const std::string id = std::to_string(others);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT quick.complete(" + id + ")"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT quick.requeue(" + id + ", NULL)"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.dequeue('other-tenant', 1, '1 minute')"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.peek('other-tenant', 1)"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.visit_zones('{other-tenant}', 1, '1 minute', '1 minute')"),
+            kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "SELECT quick.check_argument(true, 'x')"), kDenied) << "internal helpers";
+  // Not the settings that protect the queue.
+  EXPECT_EQ(sqlstate_as(producer, "UPDATE quick.limits SET max_payload_bytes = 1000000000"), kDenied);
+  EXPECT_EQ(sqlstate_as(producer, "INSERT INTO quick.tenant_logins VALUES (session_user, 'other-tenant')"), kDenied);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + id), 1) << "the other item is intact";
+}
+
+TEST_F(RolesTest, AConsumerRunsTheWholeConsumerButCannotCancelReplayOrChangeLimits) {
+  TestLogin consumer_login("quick_consumer");
+  auto admin = connect();
+  std::vector<NewItem> items;
+  for (int i = 0; i < 60; ++i) items.push_back(make_item("t" + std::to_string(i % 6)));
+  {
+    pqxx::work txn(*admin);
+    enqueue_batch_in(txn, items);
+    txn.commit();
+  }
+  ConsumerConfig config = fast_config(consumer_login.url(keyword_url()), "roles-test-consumer");
+  Consumer consumer(config);
+  std::atomic<int> runs{0};
+  consumer.handle("job", [&](JobContext& job) {
+    ++runs;
+    if (job.item().tenant == "t0") {
+      job.transaction().exec("SELECT 1");  // completed in the handler's own transaction
+    }
+    return JobResult::done();
+  });
+  consumer.start();
+  EXPECT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; }, seconds(30)))
+      << "the consumer drained the queue under quick_consumer";
+  consumer.stop();
+  EXPECT_EQ(runs.load(), 60);
+  EXPECT_EQ(consumer.stats().database_errors, 0u);
+
+  const auto id = std::to_string(enqueue_committed(*admin, make_item("t")));
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT quick.complete(" + id + ")"), kDenied) << "cancel is an admin's";
+  EXPECT_THAT(last_error_, HasSubstr("quick_admin"));
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT quick.requeue(" + id + ", NULL)"), kDenied);
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT quick.retry_dead_item(1)"), kDenied);
+  EXPECT_EQ(sqlstate_as(consumer_login, "UPDATE quick.limits SET max_item_lease = '30 days'"), kDenied);
+  EXPECT_EQ(sqlstate_as(consumer_login,
+                        "INSERT INTO quick.items (tenant, job_type, vesting_time) "
+                        "VALUES ('x', 'j', now())"),
+            kDenied);
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT * FROM quick.queue_summary"), "") << "operators' views";
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + id), 1);
+}
+
+TEST_F(RolesTest, AnAdministratorCancelsReplaysAndChangesTheLimits) {
+  TestLogin administrator("quick_admin");
+  auto admin = connect();
+  const auto id = std::to_string(enqueue_committed(*admin, make_item("t")));
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, reason) "
+      "VALUES (999999, 't', 'job', 0, 3, '{}', now(), 'failed')");
+  EXPECT_EQ(sqlstate_as(administrator, "SELECT quick.complete(" + id + ")"), "") << last_error_;
+  EXPECT_EQ(sqlstate_as(administrator, "SELECT quick.retry_dead_item(999999)"), "") << last_error_;
+  EXPECT_EQ(sqlstate_as(administrator, "UPDATE quick.limits SET max_payload_bytes = 2048"), "") << last_error_;
+  EXPECT_EQ(query_value<int>("SELECT max_payload_bytes FROM quick.limits"), 2048);
+  EXPECT_EQ(count_as(administrator, "SELECT count(*) FROM quick.items"), 1) << "sees every row";
+}
+
+TEST_F(RolesTest, ATenantLoginEnqueuesAndReadsOnlyItsOwnTenant) {
+  TestLogin tenant_login("quick_producer");
+  query("INSERT INTO quick.tenant_logins VALUES ('" + tenant_login.name() + "', 'acme')");
+  auto admin = connect();
+  const auto theirs = enqueue_committed(*admin, make_item("globex", "job", R"({"secret": "globex"})"));
+  enqueue_committed(*admin, make_item("acme", "job", R"({"mine": true})"));
+
+  EXPECT_EQ(sqlstate_as(tenant_login, "SELECT * FROM quick.enqueue('acme', 'job')"), "") << last_error_;
+  EXPECT_EQ(sqlstate_as(tenant_login, "SELECT * FROM quick.enqueue('globex', 'job')"), kDenied);
+  EXPECT_THAT(last_error_, HasSubstr("may act for tenant 'acme' only"));
+  EXPECT_EQ(sqlstate_as(tenant_login, R"(SELECT * FROM quick.enqueue_batch('[{"tenant": "acme", "job_type": "j"},
+                                                                               {"tenant": "globex", "job_type": "j"}]'))"),
+            kDenied);
+  {
+    pqxx::connection conn(tenant_login.url(keyword_url()));
+    pqxx::work txn(conn);
+    EXPECT_THROW(enqueue_in(txn, make_item("globex")), pqxx::sql_error) << "the C++ fast path checks too";
+  }
+  // Its own rows, payloads included, with plain SQL; none of another tenant's.
+  EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.items"), 2);
+  EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.items WHERE payload::text LIKE '%globex%'"), 0);
+  EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.item_status(ARRAY[" + std::to_string(theirs) +
+                                       "]) WHERE state = 'gone'"),
+            1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'globex'"), 1);
+}
+
+TEST_F(RolesTest, ALoginWithoutAQuickRoleCannotReachTheSchema) {
+  TestLogin outsider("");
+  EXPECT_EQ(sqlstate_as(outsider, "SELECT * FROM quick.enqueue('t', 'job')"), kDenied);
+  EXPECT_EQ(sqlstate_as(outsider, "SELECT * FROM quick.items"), kDenied);
+  EXPECT_EQ(sqlstate_as(outsider, "SELECT * FROM quick.queue_summary"), kDenied);
+}
+
+}  // namespace
+}  // namespace quick::testing

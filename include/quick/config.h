@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -98,6 +99,11 @@ struct ManagerConfig {
   // lone consumer uses this size (docs/configuration.md#manager-algorithm-2). Never fewer than
   // pointers_per_batch; 0 = off. Range 0..1000. Default 400.
   int pointers_per_batch_alone = 400;
+  // Payload bytes (of the items' JSON text) one visit may take, in bytes, over all its zones,
+  // filled round robin over them; a visit always takes at least one item. Bounds what one visit
+  // sends, so a consumer that stalls cannot keep the server blocked sending it, with the zones
+  // locked. Range 1024..1073741824. Default 4194304 (4 MiB).
+  std::int64_t visit_max_bytes = 4194304;
 };
 
 // Algorithm 3: the Workers.

@@ -9,7 +9,9 @@
 --   1. lock the named zones' pointers that are vested. FOR NO KEY UPDATE SKIP LOCKED: never FOR
 --      UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE and starve busy tenants;
 --   2. dequeue up to dequeue_max vested items from each zone (item leases), leaving out job types
---      the consumer is throttling;
+--      the consumer is throttling, and at most max_bytes of payload (the JSON text's bytes) in
+--      all: a visit's result is bounded, so a client that stops reading it cannot keep the
+--      server blocked on sending it (and the zones locked) for long;
 --   3. a zone that still has vested items has more work: its pointer vests again now;
 --   4. every other zone is settled with the protocol of quick.settle_pointers (docs/protocol.md):
 --      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; in a NEW
@@ -34,7 +36,8 @@
 --     then walks the dead row version every lease leaves behind (docs/benchmarks-history.md,
 --     migration 0004).
 CREATE OR REPLACE FUNCTION quick.visit_zones(tenants text[], dequeue_max integer, item_lease_duration interval,
-                                             min_inactive interval, excluded_job_types text[] DEFAULT '{}')
+                                             min_inactive interval, excluded_job_types text[] DEFAULT '{}',
+                                             max_bytes bigint DEFAULT 4194304)
 RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
                item_id bigint, job_type text, priority integer, item_lease_id uuid,
                error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
@@ -70,6 +73,8 @@ BEGIN
                                  limits.max_item_lease, 'max_item_lease');
     PERFORM quick.check_argument(dequeue_max > 0,
         'quick.visit_zones: dequeue_max must be positive, got %s', coalesce(dequeue_max::text, 'NULL'));
+    PERFORM quick.check_argument(max_bytes > 0,
+        'quick.visit_zones: max_bytes must be positive, got %s', coalesce(max_bytes::text, 'NULL'));
     PERFORM quick.check_interval(min_inactive, 'min_inactive', 'quick.visit_zones', true,
                                  limits.max_min_inactive, 'max_min_inactive');
 
@@ -112,16 +117,28 @@ BEGIN
     -- 2: dequeue from the zones that have vested items, streaming the leased items out.
     IF cardinality(found_zones) > 0 THEN
         RETURN QUERY
-        WITH chosen AS MATERIALIZED (
-            SELECT c.id, c.vesting_time AS ready_at
-              FROM unnest(found_zones) z(tenant)
+        WITH candidates AS MATERIALIZED (
+            SELECT z.n, c.id, c.vesting_time, c.bytes,
+                   row_number() OVER (PARTITION BY z.n ORDER BY c.priority, c.vesting_time, c.id) AS k
+              FROM unnest(found_zones) WITH ORDINALITY z(tenant, n)
               CROSS JOIN LATERAL (
-                    SELECT i.id, i.vesting_time FROM quick.items i
+                    SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
+                      FROM quick.items i
                      WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
                        AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
                      ORDER BY i.priority, i.vesting_time
                      LIMIT dequeue_max
-                       FOR NO KEY UPDATE SKIP LOCKED) c)
+                       FOR NO KEY UPDATE SKIP LOCKED) c),
+        -- The byte budget (max_bytes of payload per visit), filled round robin: every zone's first
+        -- item, then every zone's second, ..., so that a zone of big payloads cannot take the
+        -- whole visit. The first item always goes. Items over the budget stay vested, and their
+        -- zones are requeued to vest now by step 3.
+        chosen AS MATERIALIZED (
+            SELECT x.id, x.vesting_time AS ready_at
+              FROM (SELECT c.id, c.vesting_time, c.bytes,
+                           sum(c.bytes) OVER (ORDER BY c.k, c.n ROWS UNBOUNDED PRECEDING) AS running
+                      FROM candidates c) x
+             WHERE x.running - x.bytes < max_bytes)
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
           -- The ids as an array too, so that the update reaches its rows through the primary key
@@ -235,5 +252,5 @@ BEGIN
       FROM plan;
 END
 $$;
-REVOKE ALL ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[]) TO quick_consumer, quick_admin;
+REVOKE ALL ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[],bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.visit_zones(text[],integer,interval,interval,text[],bigint) TO quick_consumer, quick_admin;

@@ -6,4 +6,4 @@ SELECT kind, tenant, action, item_id, job_type, priority, item_lease_id::text, e
        (extract(epoch FROM ready_lag) * 1000000)::bigint AS ready_lag_us,
        (extract(epoch FROM age) * 1000000)::bigint AS age_us,
        (extract(epoch FROM pointer_lag) * 1000000)::bigint AS pointer_lag_us
-  FROM quick.visit_zones($1::text[], $2, $3::interval, $4::interval, $5::text[])
+  FROM quick.visit_zones($1::text[], $2, $3::interval, $4::interval, $5::text[], $6::bigint)

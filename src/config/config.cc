@@ -111,6 +111,7 @@ void validate_manager(const ManagerConfig& manager) {
   check_between("manager.min_inactive", manager.min_inactive, Millis(0), hours(24));
   check_between("manager.pointers_per_batch", manager.pointers_per_batch, 1, 1000);
   check_between("manager.pointers_per_batch_alone", manager.pointers_per_batch_alone, 0, 1000);
+  check_between("manager.visit_max_bytes", manager.visit_max_bytes, 1024, 1073741824);
 }
 
 void validate_worker(const WorkerConfig& worker) {

@@ -57,6 +57,9 @@ T read_scalar(const YAML::Node& node, const std::string& option, const char* exp
 }
 
 int read_int(const YAML::Node& node, const std::string& option) { return read_scalar<int>(node, option, "an integer"); }
+std::int64_t read_int64(const YAML::Node& node, const std::string& option) {
+  return read_scalar<std::int64_t>(node, option, "an integer");
+}
 double read_double(const YAML::Node& node, const std::string& option) {
   return read_scalar<double>(node, option, "a number");
 }
@@ -168,6 +171,7 @@ class Section {
   // Each read_* leaves `out` unchanged when the key is absent, so defaults (or inherited values)
   // stay in place.
   void read(const std::string& key, int& out) const { read_with(key, out, read_int); }
+  void read(const std::string& key, std::int64_t& out) const { read_with(key, out, read_int64); }
   void read(const std::string& key, double& out) const { read_with(key, out, read_double); }
   void read(const std::string& key, bool& out) const { read_with(key, out, read_bool); }
   void read(const std::string& key, std::string& out) const { read_with(key, out, read_string); }
@@ -243,9 +247,9 @@ ScannerConfig read_scanner(const YAML::Node& node) {
 }
 
 ManagerConfig read_manager(const YAML::Node& node) {
-  const Section section(
-      node, "manager",
-      {"threads", "dequeue_max", "p_duration", "min_inactive", "pointers_per_batch", "pointers_per_batch_alone"});
+  const Section section(node, "manager",
+                        {"threads", "dequeue_max", "p_duration", "min_inactive", "pointers_per_batch",
+                         "pointers_per_batch_alone", "visit_max_bytes"});
   ManagerConfig manager;
   section.read("threads", manager.threads);
   section.read("dequeue_max", manager.dequeue_max);
@@ -253,6 +257,7 @@ ManagerConfig read_manager(const YAML::Node& node) {
   section.read("min_inactive", manager.min_inactive);
   section.read("pointers_per_batch", manager.pointers_per_batch);
   section.read("pointers_per_batch_alone", manager.pointers_per_batch_alone);
+  section.read("visit_max_bytes", manager.visit_max_bytes);
   return manager;
 }
 

@@ -17,6 +17,7 @@
 #include "store/consumer_store.h"
 #include "util/logging.h"
 #include "worker/acknowledger.h"
+#include "worker/lease_extender.h"
 #include "worker/worker.h"
 
 namespace quick {
@@ -62,6 +63,7 @@ class Consumer::Impl {
                config.databases.size(), config.manager.threads, config.worker.threads);
     auto core = core_;
     background_.emplace_back([core] { worker::run_acknowledger(core); });
+    background_.emplace_back([core] { worker::run_lease_extender(core); });
     for (int i = 0; i < config.worker.threads; ++i) workers_.emplace_back([core, i] { worker::run_worker(core, i); });
     for (int i = 0; i < config.manager.threads; ++i)
       managers_.emplace_back([core, i] { manager::run_manager(core, i); });

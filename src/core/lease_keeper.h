@@ -4,12 +4,11 @@
 // handler is asked to stop. A running item past its execution_bound is no longer extended, so its
 // lease runs out and the item is retried even if the handler never returns.
 //
-// It has no thread or connection of its own: the Acknowledger's thread, which writes to each
-// database anyway, calls extend() when due(). That keeps a consumer at one writer connection per
-// database besides its Scanner and Managers.
+// The lease thread (worker/lease_extender.h) calls extend() when due(), on connections of its own,
+// so that nothing else the consumer writes can delay an extension.
 //
-// Thread safety: hold()/let_go()/held_count() from any thread; due()/extend() from the
-// Acknowledger's thread.
+// Thread safety: hold()/let_go()/held_count() from any thread; due()/start_round()/extend() from
+// the lease thread.
 #pragma once
 
 #include <chrono>
@@ -49,7 +48,7 @@ class LeaseKeeper {
   ConsumerCore& core_;
   mutable std::mutex mutex_;
   std::unordered_map<const HeldItem*, HeldItemPtr> held_;  // guarded by mutex_
-  std::chrono::steady_clock::time_point next_round_;       // Acknowledger's thread only
+  std::chrono::steady_clock::time_point next_round_;       // the lease thread only
 };
 
 }  // namespace quick::core

@@ -86,13 +86,14 @@ void count_visit(ConsumerCore& core, const core::PointerBatch& batch, const stor
 // One visit (Algorithm 2) of a batch of zones: one transaction, one round trip.
 void visit_zones(ConsumerCore& core, core::DatabaseSession& session, const core::PointerBatch& batch) {
   const auto& manager = core.config.manager;
-  // One autocommit statement: the visit's transaction is that statement, so the session's
-  // statement_timeout (p_duration) bounds how long it holds its zones, commit included, and the
-  // visit costs one round trip.
+  // One autocommit statement, one round trip: the visit's transaction commits on the server as the
+  // statement ends, and the session's statement_timeout (p_duration) cancels a statement that runs
+  // longer. The byte budget keeps the result small enough that the server is not left blocked
+  // sending it to a client that stopped reading (docs/consumer.md#errors).
   pqxx::nontransaction statement(session.connection());
   store::ZoneVisit visit = store::visit_zones(statement, batch.tenants, manager.dequeue_max,
                                               core.config.worker.item_lease_duration, manager.min_inactive,
-                                              saturated_job_types(core));
+                                              saturated_job_types(core), manager.visit_max_bytes);
   count_visit(core, batch, visit);
   auto& lost_in_a_row = core.databases[static_cast<std::size_t>(batch.database)]->visits_lost_in_a_row;
   if (!visit.zones.empty()) lost_in_a_row.store(0);

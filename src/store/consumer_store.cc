@@ -29,12 +29,12 @@ const char* to_string(AckAction action) {
 
 ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,
                       std::chrono::milliseconds item_lease_duration, std::chrono::milliseconds min_inactive,
-                      const std::vector<std::string>& excluded_job_types) {
+                      const std::vector<std::string>& excluded_job_types, std::int64_t max_bytes) {
   ZoneVisit visit;
   if (tenants.empty()) return visit;
   const auto result = exec_named(txn, QUICK_QUERY(visit_zones), array_literal(tenants), dequeue_max,
                                  interval_text(item_lease_duration), interval_text(min_inactive),
-                                 array_literal(excluded_job_types));
+                                 array_literal(excluded_job_types), max_bytes);
   // Columns by position (see sql/queries/visit_zones.sql): this runs for every item.
   enum Column {
     kKind,

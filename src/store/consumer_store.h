@@ -43,11 +43,11 @@ struct ZoneVisit {
 
 // Algorithm 2 for `tenants`, in one transaction (quick.visit_zones, sql/functions/visit_zones.sql,
 // which comments every step):
-// lease, dequeue up to dequeue_max items per zone, requeue / park / garbage-collect each pointer.
-// `txn` must be READ COMMITTED and should commit right after.
+// lease, dequeue up to dequeue_max items per zone and max_bytes of payload in all, requeue / park /
+// garbage-collect each pointer. `txn` must be READ COMMITTED and should commit right after.
 ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,
                       std::chrono::milliseconds item_lease_duration, std::chrono::milliseconds min_inactive,
-                      const std::vector<std::string>& excluded_job_types);
+                      const std::vector<std::string>& excluded_job_types, std::int64_t max_bytes = 4194304);
 
 // Extends item leases; returns the ids that were extended (the others lost their lease).
 std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,

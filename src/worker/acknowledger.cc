@@ -3,7 +3,6 @@
 #include <deque>
 
 #include "core/database_session.h"
-#include "core/lease_keeper.h"
 #include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
@@ -55,7 +54,10 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<util::RetryDelay> retry_delays;
   std::vector<PendingBatch> pending(core.databases.size());
   for (const auto& runtime : core.databases) {
-    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer");
+    // lock_timeout: an acknowledgment that meets a row a handler's own transaction holds fails
+    // after a second and is retried, instead of holding up every acknowledgment behind it.
+    sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer", std::nullopt,
+                          std::chrono::milliseconds(1000));
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
 
@@ -100,19 +102,6 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       const bool due = !batch.acks.empty() && (stopping || now - batch.oldest >= worker.ack_interval ||
                                                batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
       if (due) flush(db);
-    }
-    // The other writes of this thread: lease extensions of the items held (LeaseKeeper), every
-    // lease_extend_interval, while there may be items to keep.
-    if (!final_round && core.lease_keeper->due()) {
-      core.lease_keeper->start_round();
-      for (std::size_t db = 0; db < sessions.size(); ++db) {
-        try {
-          core.lease_keeper->extend(static_cast<int>(db), sessions[db].connection());
-        } catch (...) {
-          core::handle_loop_error(core, *log, "lease extension", core.databases[db]->config.name, &sessions[db],
-                                  retry_delays[db], core.stop_background);
-        }
-      }
     }
     if (final_round) break;
     if (stopping && core.ack_queue.size() == 0) {

@@ -1,7 +1,7 @@
 // The consumer's writer thread, one connection per database. It acknowledges processed items in
 // batches: complete, retry (requeue with backoff), release, dead, delete, one statement per
-// database per flush (quick.ack_items); and every lease_extend_interval it extends the leases of
-// the items the consumer holds (LeaseKeeper). A flush happens when
+// database per flush (quick.ack_items). Lease extensions have a thread of their own
+// (lease_extender.h), so a slow acknowledgment never delays them. A flush happens when
 // ack_interval has passed since the oldest pending acknowledgment, or ack_batch_max are pending.
 // A batch that failed is retried; every action is conditional on the item's lease, so repeating
 // one after an in-doubt commit is harmless.

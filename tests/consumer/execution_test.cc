@@ -179,6 +179,53 @@ TEST_F(ExecutionTest, ALongHandlerKeepsItsLeaseByExtensionAndNeverRunsTwice) {
   EXPECT_GE(extensions, 3u);
 }
 
+// An acknowledgment that cannot be written (a session holds the completed item's row) must not
+// hold up the extension of another item's lease: the long handler keeps its lease throughout and
+// runs once, and the stuck acknowledgment is written once the row is free.
+TEST_F(ExecutionTest, AStuckAcknowledgmentDoesNotDelayTheLeaseExtensionOfOtherItems) {
+  std::atomic<int> slow_runs{0};
+  std::atomic<bool> slow_running{false};
+  std::atomic<bool> quick_done{false};
+  ConsumerConfig config = base_config();  // item leases of 1 s, extended every third of a second
+  Consumer consumer(config);
+  consumer.handle("slow", [&](JobContext&) {
+    ++slow_runs;
+    slow_running = true;
+    std::this_thread::sleep_for(3500ms);
+    slow_running = false;
+    return JobResult::done();
+  });
+  const auto quick_id = enqueue("quick-tenant", "quick");
+  auto locker_conn = connect();
+  pqxx::work locker(*locker_conn);
+  consumer.handle("quick", [&](JobContext&) {
+    // Once this item is leased, someone else takes its row: its acknowledgment will wait.
+    locker.exec("SELECT 1 FROM quick.items WHERE id = " + std::to_string(quick_id) + " FOR UPDATE");
+    quick_done = true;
+    return JobResult::done();
+  });
+  const auto slow_id = enqueue("slow-tenant", "slow");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return quick_done.load() && slow_running.load(); }, 30s));
+  const std::string lease_id = query_value<std::string>("SELECT lease_id::text FROM quick.items WHERE id = " +
+                                                        std::to_string(slow_id));
+  while (slow_running.load()) {
+    const auto row = query("SELECT lease_id::text, vesting_time > now() FROM quick.items WHERE id = " +
+                           std::to_string(slow_id));
+    if (row.empty()) break;
+    EXPECT_EQ(row[0][0].as<std::string>(), lease_id) << "the slow item was leased again while it ran";
+    EXPECT_TRUE(row[0][1].as<bool>()) << "the slow item's lease ran out while the acknowledgment was stuck";
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(quick_id)), 1)
+      << "the acknowledgment waits for the row";
+  locker.abort();
+  ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 30s));
+  consumer.stop();
+  EXPECT_EQ(slow_runs.load(), 1);
+  EXPECT_GE(consumer.stats().lease_extensions, 3u);
+}
+
 // max_in_flight = 2 for "limited", 6 Workers, plenty of items of both types: never more than two
 // "limited" handlers run at once, while "unlimited" items run alongside them.
 TEST_F(ExecutionTest, MaxInFlightCapsConcurrentHandlersOfATypeWhileOtherTypesStillRun) {

@@ -72,7 +72,7 @@ TEST_F(MigrateTest, MigrateAppliesEveryMigrationToAnEmptyDatabaseAndRecordsTheVe
   EXPECT_TRUE(exists(empty, "quick.queue_summary")) << "migrate must apply sql/views.sql";
   EXPECT_TRUE(exists(empty, "quick.orphaned_zones"));
   EXPECT_EQ(value(empty,
-                  "SELECT to_regprocedure('quick.visit_zones(text[],integer,interval,interval,text[])') "
+                  "SELECT to_regprocedure('quick.visit_zones(text[],integer,interval,interval,text[],bigint)') "
                   "IS NOT NULL"),
             "t")
       << "migrate must apply sql/functions/";

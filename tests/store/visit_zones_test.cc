@@ -306,5 +306,35 @@ TEST_F(VisitZonesTest, ABigZonesBusyProbeUsesTheZoneIndexNotASequentialScan) {
   held.abort();
 }
 
+// The byte budget: a visit takes at most max_bytes of payload over all its zones, round robin
+// (every zone's first item, then every zone's second, ...), at least one item, and requeues the
+// zones it left vested items in to vest now.
+TEST_F(VisitZonesTest, AVisitTakesAtMostItsByteBudgetRoundRobinOverItsZones) {
+  auto conn = connect();
+  const std::string kilobyte = "{\"d\":\"" + std::string(1000, 'x') + "\"}";  // 1,009 bytes of JSON text
+  for (int i = 0; i < 5; ++i) {
+    enqueue_committed(*conn, make_item("a", "job", kilobyte));
+    enqueue_committed(*conn, make_item("b", "job", kilobyte));
+  }
+  ZoneVisit visit;
+  {
+    pqxx::work txn(*conn);
+    visit = visit_zones(txn, {"a", "b"}, 100, 30s, kHour, {}, 3500);
+    txn.commit();
+  }
+  std::map<std::string, int> items;
+  for (const auto& dequeued : visit.items) ++items[dequeued.item.tenant];
+  // 1,009 + 1,009 + 1,009 (< 3,500 before the third) + 1,009 (3,027 < 3,500 before the fourth).
+  EXPECT_EQ(items, (std::map<std::string, int>{{"a", 2}, {"b", 2}})) << "round robin, within the budget";
+  EXPECT_EQ(actions_by_tenant(visit),
+            (std::map<std::string, SettleAction>{{"a", SettleAction::kRequeued}, {"b", SettleAction::kRequeued}}));
+  EXPECT_LE(*pointer_vests_in("a"), 0.0) << "vested items were left: the zone vests again at once";
+
+  // A budget smaller than one item still takes one.
+  pqxx::work txn(*conn);
+  EXPECT_EQ(visit_zones(txn, {"a", "b"}, 100, 30s, kHour, {}, 10).items.size(), 1u);
+  txn.commit();
+}
+
 }  // namespace
 }  // namespace quick::store

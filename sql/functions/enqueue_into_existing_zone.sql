@@ -20,36 +20,38 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 DECLARE
-    limits          quick.limits := quick.current_limits();
     new_id          bigint;
     new_vesting     timestamptz;
     pointer_vesting timestamptz;
     pointer_lease   uuid;
+    max_lease       interval;
 BEGIN
-    IF NOT coalesce(length(tenant) BETWEEN 1 AND 200
-                    AND length(job_type) BETWEEN 1 AND 100
-                    AND octet_length(payload::text) <= limits.max_payload_bytes
-                    AND vesting_delay BETWEEN interval '0' AND limits.max_vesting_delay
-                    AND priority IS NOT NULL, false) THEN
-        RETURN NULL;
-    END IF;
-    PERFORM quick.check_tenant_login(ARRAY[tenant], 'quick.enqueue_into_existing_zone');
+    -- One statement: the lock (a), the limits, the tenant-login rule, the insert (c). An item
+    -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
     WITH p AS MATERIALIZED (
         SELECT p.vesting_time, p.lease_id FROM quick.pointers p WHERE p.tenant = tenant FOR KEY SHARE),
+    l AS MATERIALIZED (
+        SELECT l.max_payload_bytes, l.max_vesting_delay, l.max_pointer_lease FROM quick.limits l),
     inserted AS (
         INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
-        SELECT tenant, job_type, priority, statement_timestamp() + vesting_delay, payload FROM p
+        SELECT tenant, job_type, priority, statement_timestamp() + vesting_delay, payload
+          FROM p, l
+         WHERE length(tenant) BETWEEN 1 AND 200 AND length(job_type) BETWEEN 1 AND 100 AND priority IS NOT NULL
+           AND vesting_delay BETWEEN interval '0' AND l.max_vesting_delay
+           AND octet_length(payload::text) <= l.max_payload_bytes
+           AND NOT EXISTS (SELECT 1 FROM quick.tenant_logins t
+                            WHERE t.login = session_user AND t.tenant IS DISTINCT FROM tenant)
         RETURNING id, vesting_time)
-    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id
-      INTO new_id, new_vesting, pointer_vesting, pointer_lease
-      FROM p, inserted;
+    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id, l.max_pointer_lease
+      INTO new_id, new_vesting, pointer_vesting, pointer_lease, max_lease
+      FROM p, l, inserted;
     IF new_id IS NULL THEN
         RETURN NULL;
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
     ELSIF pointer_vesting > new_vesting
-          AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + limits.max_pointer_lease) THEN
+          AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
         -- The lock re-reads the pointer, so one that a visit settled since this function's
         -- snapshot is judged on its settled version.
         UPDATE quick.pointers p SET vesting_time = new_vesting

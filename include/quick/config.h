@@ -160,6 +160,15 @@ struct JobTypeConfig {
   // `quick worker` only: a command exiting with this status failed permanently (no retry); any
   // other non-zero status is a transient failure. Range 1..255. Default 75.
   int permanent_failure_exit_code = 75;
+  // `quick worker` only: names of variables of the worker's own environment that the command
+  // also gets. A command starts from an allow-listed environment, never the worker's whole one
+  // (which holds database URLs and libpq's PG* settings): its item's QUICK_* variables, PATH,
+  // HOME, LANG, LC_* and TZ (those set), and these names. Each must be a variable name
+  // ([A-Za-z_][A-Za-z0-9_]*) and must not start with PG or QUICK_ (reserved: libpq's settings,
+  // the item's variables, QUICK_DATABASE_URL); the YAML reader also refuses a database's url_env.
+  // Names the worker does not have are skipped. Default: none. In YAML a job type's list replaces
+  // default_job_type's.
+  std::vector<std::string> environment;
 };
 
 struct ConsumerConfig {

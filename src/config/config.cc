@@ -149,6 +149,36 @@ void validate_retry(const std::string& prefix, const RetryPolicy& retry) {
   }
 }
 
+// A name a shell can export: an ASCII letter or underscore, then letters, digits and underscores.
+bool is_variable_name(const std::string& name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  for (char c : name) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!letter && !(c >= '0' && c <= '9') && c != '_') return false;
+  }
+  return true;
+}
+
+// The names a job command may inherit (JobTypeConfig::environment). PG* and QUICK_* are never
+// passed on: they carry the worker's database settings and the item's own variables.
+void validate_environment(const std::string& option, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const std::string entry = option + "[" + std::to_string(i) + "]";
+    if (!is_variable_name(name)) {
+      throw InvalidArgument(entry +
+                            " must be an environment variable name (letters, digits and _, not starting "
+                            "with a digit), got \"" +
+                            name + "\"");
+    }
+    if (name.rfind("PG", 0) == 0 || name.rfind("QUICK_", 0) == 0) {
+      throw InvalidArgument(entry + " (" + name +
+                            "): variables starting with PG or QUICK_ are never passed to job commands (database "
+                            "settings and the item's own variables)");
+    }
+  }
+}
+
 // `option` is "default_job_type" or "job_types.<name>".
 void validate_job_type(const std::string& option, const JobTypeConfig& job_type) {
   check_between(option + ".execution_bound", job_type.execution_bound, Millis(1), hours(24 * 7));
@@ -160,6 +190,7 @@ void validate_job_type(const std::string& option, const JobTypeConfig& job_type)
   }
   // 0 means success, and statuses above 255 cannot be reported by a process.
   check_between(option + ".permanent_failure_exit_code", job_type.permanent_failure_exit_code, 1, 255);
+  validate_environment(option + ".environment", job_type.environment);
 }
 
 }  // namespace

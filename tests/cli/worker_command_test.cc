@@ -5,8 +5,10 @@
 // and unmigrated databases are refused with a message naming the problem.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
@@ -39,6 +41,7 @@ worker:
 stop_deadline: 1s
 reconnect_delay_max: 200ms
 default_job_type:
+  environment: [OUT_DIR]
   retry:
     backoff_base: 50ms
     backoff_max: 100ms
@@ -47,15 +50,19 @@ job_types:
 )" + job_types;
   }
 
-  // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory.
-  std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker") {
+  // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory (the
+  // configuration passes it on to the commands), `extra_environment` is added to its environment.
+  std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker",
+                                             const std::vector<std::string>& extra_environment = {}) {
     const std::string quick = quick_binary();
     if (quick.empty()) return nullptr;
     const auto config_file = dir_ / (name + ".yaml");
     write_text_file(config_file, yaml);
+    std::vector<std::string> environment = {"OUT_DIR=" + dir_.path().string()};
+    environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
     return std::make_unique<ChildProcess>(
         std::vector<std::string>{quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"},
-        std::vector<std::string>{"OUT_DIR=" + dir_.path().string()}, dir_ / (name + ".out"), dir_ / (name + ".err"));
+        environment, dir_ / (name + ".out"), dir_ / (name + ".err"));
   }
 
   // Runs `quick worker` with a configuration expected to be refused; returns the ended process.
@@ -144,6 +151,44 @@ TEST_F(WorkerCommandTest, OkCommandGetsThePayloadOnStdinIntactAndTheItemInItsEnv
   }
   const std::string out = worker->out();
   EXPECT_NE(out.find("done=3"), std::string::npos) << "the final stats should count 3 done items:\n" << out;
+}
+
+// A command gets its item's QUICK_* variables, PATH, HOME, LANG, LC_* and TZ (those set) and
+// the names its job type lists, and nothing else of the worker's environment: not the database
+// URL, no PG* variable, no other secret the worker happens to have.
+TEST_F(WorkerCommandTest, CommandGetsAnAllowListedEnvironmentOnly) {
+  enqueue_one("t1", "show_env");
+  std::vector<std::string> worker_environment = {"QUICK_DATABASE_URL=" + url(), "PGPASSWORD=pg-secret-value",
+                                                 "PGHOST=pg-host-value",        "APP_SECRET=app-secret-value",
+                                                 "LISTED_BY_JOB_TYPE=listed",   "LC_QUICK_TEST=c"};
+  if (std::getenv("TZ") == nullptr) worker_environment.push_back("TZ=UTC");
+  auto worker = start_worker(config_yaml(R"(  show_env:
+    command: 'env > "$OUT_DIR/env.txt"'
+    environment: [OUT_DIR, LISTED_BY_JOB_TYPE, NOT_SET_ANYWHERE]
+)"),
+                             "worker", worker_environment);
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << worker->err();
+
+  std::set<std::string> names;
+  const std::string env = read_text_file(dir_ / "env.txt");
+  for (const auto& line : read_lines(dir_ / "env.txt")) names.insert(line.substr(0, line.find('=')));
+  names.erase("PWD");  // set by the shell itself
+  std::set<std::string> expected = {"QUICK_ITEM_ID",      "QUICK_TENANT",   "QUICK_JOB_TYPE",
+                                    "QUICK_ATTEMPT",      "QUICK_DATABASE", "OUT_DIR",
+                                    "LISTED_BY_JOB_TYPE", "LC_QUICK_TEST",  "TZ"};
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string name = std::string(*e).substr(0, std::string(*e).find('='));
+    if (name == "PATH" || name == "HOME" || name == "LANG" || name.rfind("LC_", 0) == 0) expected.insert(name);
+  }
+  EXPECT_EQ(names, expected) << env;
+  EXPECT_NE(env.find("LISTED_BY_JOB_TYPE=listed\n"), std::string::npos) << env;
+  for (const std::string secret : {"pg-secret-value", "pg-host-value", "app-secret-value"}) {
+    EXPECT_EQ(env.find(secret), std::string::npos) << secret << " reached the command:\n" << env;
+  }
+  EXPECT_EQ(env.find(url()), std::string::npos) << "the database URL reached the command:\n" << env;
 }
 
 TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithTheReason) {

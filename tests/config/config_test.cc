@@ -494,6 +494,53 @@ TEST_F(ConfigTest, CommandMustNameAProgram) {
                   .command.empty());
 }
 
+// environment: the variables a `quick worker` command inherits besides the fixed allow-list. A
+// job type's list replaces default_job_type's, as every other key does.
+TEST_F(ConfigTest, EnvironmentListsVariableNamesAndAJobTypesListReplacesTheDefault) {
+  const ConsumerConfig config = parse_config_yaml(std::string(kOneDatabase) + R"(
+default_job_type: { environment: [HTTP_PROXY, _PRIVATE2] }
+job_types:
+  inherits: {}
+  replaces: { environment: [AWS_REGION] }
+  clears: { environment: [] }
+)");
+  EXPECT_EQ(config.default_job_type.environment, (std::vector<std::string>{"HTTP_PROXY", "_PRIVATE2"}));
+  EXPECT_EQ(config.job_type("inherits").environment, (std::vector<std::string>{"HTTP_PROXY", "_PRIVATE2"}));
+  EXPECT_EQ(config.job_type("replaces").environment, std::vector<std::string>{"AWS_REGION"});
+  EXPECT_TRUE(config.job_type("clears").environment.empty());
+  EXPECT_TRUE(parse_config_yaml(kOneDatabase).default_job_type.environment.empty());
+}
+
+TEST_F(ConfigTest, EnvironmentRefusesBadNamesAndTheDatabasesVariables) {
+  expect_yaml_errors({
+      {"job_types: {email: {environment: HOME}}",
+       "job_types.email.environment must be a list of environment variable names, got \"HOME\""},
+      {"job_types: {email: {environment: [[A]]}}", "job_types.email.environment[0] must be a string, got a list"},
+      {"job_types: {email: {environment: [OK, \"A=B\"]}}",
+       "job_types.email.environment[1] must be an environment variable name (letters, digits and _, not starting "
+       "with a digit), got \"A=B\""},
+      {"job_types: {email: {environment: [\"\"]}}", "job_types.email.environment[0] must be an environment variable"},
+      {"job_types: {email: {environment: [1ABC]}}", "job_types.email.environment[0] must be an environment variable"},
+      {"job_types: {email: {environment: [\"WITH SPACE\"]}}",
+       "job_types.email.environment[0] must be an environment variable"},
+      {"default_job_type: {environment: [PGPASSWORD]}",
+       "default_job_type.environment[0] (PGPASSWORD): variables starting with PG or QUICK_ are never passed"},
+      {"job_types: {email: {environment: [QUICK_DATABASE_URL]}}",
+       "job_types.email.environment[0] (QUICK_DATABASE_URL): variables starting with PG or QUICK_"},
+  });
+  set_env("QUICK_CONFIG_TEST_URL", "host=db.example dbname=app");
+  EXPECT_THAT(yaml_error("databases: [{url_env: QUICK_CONFIG_TEST_URL}, {url_env: APP_DB_URL}]\n"
+                         "job_types: {email: {environment: [HOME_DIR, APP_DB_URL]}}"),
+              HasSubstr("databases[1].url_env: environment variable \"APP_DB_URL\" is not set or empty"));
+  set_env("APP_DB_URL", "host=db.example dbname=other");
+  EXPECT_THAT(yaml_error("databases: [{url_env: QUICK_CONFIG_TEST_URL}, {url_env: APP_DB_URL}]\n"
+                         "job_types: {email: {environment: [HOME_DIR, APP_DB_URL]}}"),
+              HasSubstr("job_types.email.environment[1] (APP_DB_URL) is a database's url_env: job commands never "
+                        "get database URLs"));
+  EXPECT_THAT(validate_error([](ConsumerConfig& c) { c.default_job_type.environment = {"PGHOST"}; }),
+              HasSubstr("default_job_type.environment[0] (PGHOST)"));
+}
+
 TEST_F(ConfigTest, OnPermanentFailureAcceptsDeadItemsOrDelete) {
   const auto action = [](const std::string& value) {
     return parse_config_yaml(std::string(kOneDatabase) + "default_job_type: {retry: {on_permanent_failure: " + value +
@@ -611,6 +658,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(job.execution_bound, built_in.execution_bound);
   EXPECT_EQ(job.max_in_flight, built_in.max_in_flight);
   EXPECT_EQ(job.permanent_failure_exit_code, built_in.permanent_failure_exit_code);
+  EXPECT_EQ(job.environment, built_in.environment);
   EXPECT_EQ(job.retry.inline_retries, built_in.retry.inline_retries);
   EXPECT_EQ(job.retry.max_attempts, built_in.retry.max_attempts);
   EXPECT_EQ(job.retry.give_up_after, built_in.retry.give_up_after);

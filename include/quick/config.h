@@ -144,6 +144,11 @@ struct RetryPolicy {
   PermanentFailureAction on_permanent_failure = PermanentFailureAction::kMoveToDeadItems;
 };
 
+// `quick worker`: the exit status by which a command says "failed, try again later" (EX_TEMPFAIL of
+// sysexits.h). Every non-zero status other than permanent_failure_exit_code is a transient failure;
+// this one is reserved so that it can never be configured as permanent.
+inline constexpr int kTransientFailureExitCode = 75;
+
 struct JobTypeConfig {
   // Handler time limit (paper: execution_bound_t), counted from the handler's start, in-line
   // retries included. Past it should_stop() turns true and the item's lease is no longer
@@ -158,8 +163,10 @@ struct JobTypeConfig {
   // When given, its first element (the program) must not be empty. Default: none.
   std::vector<std::string> command;
   // `quick worker` only: a command exiting with this status failed permanently (no retry); any
-  // other non-zero status is a transient failure. Range 1..255. Default 75.
-  int permanent_failure_exit_code = 75;
+  // other non-zero status is a transient failure, retried per policy, 75 (EX_TEMPFAIL of
+  // sysexits.h, "try again later") always among them. Range 1..255, except 75. Default 65
+  // (EX_DATAERR, "the input data was incorrect": the payload cannot ever succeed).
+  int permanent_failure_exit_code = 65;
   // `quick worker` only: names of variables of the worker's own environment that the command
   // also gets. A command starts from an allow-listed environment, never the worker's whole one
   // (which holds database URLs and libpq's PG* settings): its item's QUICK_* variables, PATH,

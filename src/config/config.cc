@@ -190,6 +190,12 @@ void validate_job_type(const std::string& option, const JobTypeConfig& job_type)
   }
   // 0 means success, and statuses above 255 cannot be reported by a process.
   check_between(option + ".permanent_failure_exit_code", job_type.permanent_failure_exit_code, 1, 255);
+  // Commands follow sysexits.h: 75 says "try again later", the opposite of a permanent failure.
+  if (job_type.permanent_failure_exit_code == kTransientFailureExitCode) {
+    throw InvalidArgument(option +
+                          ".permanent_failure_exit_code must not be 75 (EX_TEMPFAIL, which always means a "
+                          "transient failure); use another status between 1 and 255, such as 65 (EX_DATAERR)");
+  }
   validate_environment(option + ".environment", job_type.environment);
 }
 

@@ -195,7 +195,7 @@ TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithThe
   const auto default_code = enqueue_one("t1", "fails_permanently", R"({"a": 1})");
   const auto custom_code = enqueue_one("t2", "custom_code");
   auto worker = start_worker(config_yaml(R"(  fails_permanently:
-    command: 'echo "$QUICK_ITEM_ID" >> "$OUT_DIR/permanent-runs.txt"; echo cannot do this >&2; exit 75'
+    command: 'echo "$QUICK_ITEM_ID" >> "$OUT_DIR/permanent-runs.txt"; echo cannot do this >&2; exit 65'
   custom_code:
     command: ["sh", "-c", "exit 9"]
     permanent_failure_exit_code: 9
@@ -210,7 +210,7 @@ TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithThe
   EXPECT_EQ(dead[0][0].as<std::int64_t>(), default_code);
   const std::string reason = dead[0][1].as<std::string>();
   std::cout << "dead item reasons: [" << reason << "] [" << dead[1][1].as<std::string>() << "]" << std::endl;
-  EXPECT_NE(reason.find("exit code 75"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("exit code 65"), std::string::npos) << reason;
   EXPECT_NE(reason.find("cannot do this"), std::string::npos)
       << "the command's output belongs in the reason: " << reason;
   EXPECT_EQ(read_lines(dir_ / "permanent-runs.txt").size(), 1u) << "a permanent failure is not retried";
@@ -247,6 +247,35 @@ TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff)
   EXPECT_EQ(attempts[0], "1");
   EXPECT_EQ(attempts[1], "2");
   EXPECT_EQ(attempts[2], "3");
+}
+
+// 75 is EX_TEMPFAIL, "try again later": a transient failure, retried, never buried; so is it
+// for a job type whose permanent code is another one.
+TEST_F(WorkerCommandTest, ExitCode75IsATransientFailureRetriedWithBackoff) {
+  const auto tempfail = enqueue_one("t1", "tempfail");
+  const auto custom = enqueue_one("t2", "tempfail_custom");
+  auto worker = start_worker(config_yaml(R"(  tempfail:
+    command: 'echo "$QUICK_ATTEMPT" >> "$OUT_DIR/tempfail.txt"; exit 75'
+    retry: { max_attempts: 0 }
+  tempfail_custom:
+    command: 'exit 75'
+    permanent_failure_exit_code: 9
+    retry: { max_attempts: 0 }
+)"));
+  ASSERT_NE(worker, nullptr);
+  const auto failures = [&](std::int64_t id) {
+    return query_value<int>("SELECT coalesce(max(error_count), 0) FROM quick.items WHERE id = " + std::to_string(id));
+  };
+  const bool retried = eventually(
+      [&] { return (failures(tempfail) >= 2 && failures(custom) >= 2) || worker->exited(); }, seconds(45));
+  stop_worker(*worker);
+  ASSERT_TRUE(retried) << "error counts " << failures(tempfail) << " and " << failures(custom) << "\n" << worker->err();
+  EXPECT_EQ(count("quick.dead_items"), 0);
+  EXPECT_EQ(count("quick.items"), 2);
+  EXPECT_NE(query_value<std::string>("SELECT last_error FROM quick.items WHERE id = " + std::to_string(tempfail))
+                .find("exit code 75"),
+            std::string::npos);
+  EXPECT_GE(read_lines(dir_ / "tempfail.txt").size(), 2u);
 }
 
 // A command still running when SIGTERM arrives is given stop_deadline (1s), then stopped; its

@@ -93,6 +93,8 @@ class ConfigTest : public ::testing::Test {
 TEST_F(ConfigTest, DefaultsWithOneDatabaseAreValid) {
   const ConsumerConfig config = valid_config();
   EXPECT_NO_THROW(validate(config));
+  EXPECT_EQ(config.default_job_type.permanent_failure_exit_code, 65);  // EX_DATAERR
+  EXPECT_EQ(kTransientFailureExitCode, 75);                            // EX_TEMPFAIL
   EXPECT_EQ(config.effective_lease_extend_interval(), seconds(10));
   EXPECT_EQ(config.effective_prefetch_zones(), 8);
 }
@@ -279,6 +281,13 @@ TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
       {"job_types: {email: {max_in_flight: -1}}", "job_types.email.max_in_flight must be >= 0, got -1"},
       {"job_types: {email: {permanent_failure_exit_code: 0}}",
        "job_types.email.permanent_failure_exit_code must be between 1 and 255, got 0"},
+      {"job_types: {email: {permanent_failure_exit_code: 256}}",
+       "job_types.email.permanent_failure_exit_code must be between 1 and 255, got 256"},
+      {"job_types: {email: {permanent_failure_exit_code: 75}}",
+       "job_types.email.permanent_failure_exit_code must not be 75 (EX_TEMPFAIL, which always means a transient "
+       "failure)"},
+      {"default_job_type: {permanent_failure_exit_code: 75}",
+       "default_job_type.permanent_failure_exit_code must not be 75"},
       {"job_types: {email: {retry: {inline_retries: 101}}}",
        "job_types.email.retry.inline_retries must be between 0 and 100, got 101"},
       {"job_types: {email: {retry: {inline_retries: -1}}}",

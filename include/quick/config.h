@@ -178,6 +178,16 @@ struct JobTypeConfig {
   std::vector<std::string> environment;
 };
 
+// What a Worker does with an item whose job type has no handler in this consumer.
+enum class UnhandledJobTypeAction {
+  // Give it back, without counting an error, to vest again after unhandled_job_type_delay: another
+  // consumer, or a later deploy of this one, may handle it (default).
+  kRelease,
+  // Fail it permanently, as its job type's retry.on_permanent_failure says (quick.dead_items by
+  // default).
+  kDeadLetter,
+};
+
 struct ConsumerConfig {
   // Unique per consumer; names it in leases, logs and its connections' application_name.
   // Default: "" here, which Consumer replaces with "<hostname>-<pid>-<random>".
@@ -197,6 +207,15 @@ struct ConsumerConfig {
   // jitter; after a permanent error (such as a missing schema) at least 1s
   // (docs/consumer.md#errors). Range 10ms..10min. Default 5s.
   Millis reconnect_delay_max{5000};
+  // Items of a job type without a handler (Consumer::handle; for `quick worker`, not listed under
+  // job_types) are released (kRelease) or dead-lettered (kDeadLetter), counted in
+  // ConsumerStats::items_unhandled, and logged once per job type per consumer (a warning).
+  // YAML: release or dead_letter. Default release.
+  UnhandledJobTypeAction unhandled_job_types = UnhandledJobTypeAction::kRelease;
+  // With kRelease, how long such an item waits before it vests again: each release costs a visit
+  // and a write, so not much below the time it takes to deploy the missing handler.
+  // Range 1s..24h. Default 1min.
+  Millis unhandled_job_type_delay{60000};
 
   // The effective settings for `job_type`: its job_types entry, else default_job_type.
   const JobTypeConfig& job_type(const std::string& job_type) const;

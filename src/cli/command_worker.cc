@@ -36,6 +36,12 @@ sigset_t block_stop_signals() {
 
 int run_worker_command(const WorkerOptions& options) {
   ConsumerConfig config = load_config_file(options.config_file);
+  // A worker serves only the listed job types: with none, it would only put every item aside.
+  if (config.job_types.empty()) {
+    throw InvalidArgument(options.config_file +
+                          ": job_types must list at least one job type, each with its command: `quick worker` runs "
+                          "only the job types listed there");
+  }
   for (const auto& [job_type, settings] : config.job_types) {
     if (settings.command.empty()) {
       throw InvalidArgument("job_types." + job_type + ".command is required by `quick worker`");

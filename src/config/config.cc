@@ -217,6 +217,11 @@ void validate(const ConsumerConfig& config) {
   }
   check_between("stop_deadline", config.stop_deadline, Millis(0), hours(1));
   check_between("reconnect_delay_max", config.reconnect_delay_max, Millis(10), minutes(10));
+  if (config.unhandled_job_types != UnhandledJobTypeAction::kRelease &&
+      config.unhandled_job_types != UnhandledJobTypeAction::kDeadLetter) {
+    throw InvalidArgument("unhandled_job_types must be release or dead_letter");
+  }
+  check_between("unhandled_job_type_delay", config.unhandled_job_type_delay, seconds(1), hours(24));
 }
 
 }  // namespace quick

@@ -119,6 +119,13 @@ PermanentFailureAction read_permanent_failure_action(const YAML::Node& node, con
   fail(node, option + " must be dead_items or delete, got \"" + value + "\"");
 }
 
+UnhandledJobTypeAction read_unhandled_job_type_action(const YAML::Node& node, const std::string& option) {
+  const std::string value = read_string(node, option);
+  if (value == "release") return UnhandledJobTypeAction::kRelease;
+  if (value == "dead_letter") return UnhandledJobTypeAction::kDeadLetter;
+  fail(node, option + " must be release or dead_letter, got \"" + value + "\"");
+}
+
 // ---- Mappings. ------------------------------------------------------------------------------
 
 struct Entry {
@@ -330,9 +337,10 @@ void refuse_url_variables(const std::string& option, const JobTypeConfig& job_ty
 }
 
 ConsumerConfig read_config(const YAML::Node& root) {
-  const Section section(root, "",
-                        {"consumer_id", "databases", "scanner", "manager", "worker", "stop_deadline",
-                         "reconnect_delay_max", "default_job_type", "job_types"});
+  const Section section(
+      root, "",
+      {"consumer_id", "databases", "scanner", "manager", "worker", "stop_deadline", "reconnect_delay_max",
+       "unhandled_job_types", "unhandled_job_type_delay", "default_job_type", "job_types"});
   ConsumerConfig config;
   section.read("consumer_id", config.consumer_id);
   std::vector<std::string> url_variables;
@@ -342,6 +350,11 @@ ConsumerConfig read_config(const YAML::Node& root) {
   config.worker = read_worker(section.find("worker"));
   section.read("stop_deadline", config.stop_deadline);
   section.read("reconnect_delay_max", config.reconnect_delay_max);
+  const YAML::Node unhandled = section.find("unhandled_job_types");
+  if (unhandled.IsDefined()) {
+    config.unhandled_job_types = read_unhandled_job_type_action(unhandled, "unhandled_job_types");
+  }
+  section.read("unhandled_job_type_delay", config.unhandled_job_type_delay);
   read_job_type(section.find("default_job_type"), "default_job_type", config.default_job_type);
   // Listed job types start from default_job_type and override only what they give.
   for (const Entry& entry : entries_of(section.find("job_types"), "job_types")) {

@@ -6,6 +6,7 @@
 #include "core/lease_keeper.h"
 #include "quick/zone.h"
 #include "store/error_classification.h"
+#include "util/duration.h"
 #include "util/logging.h"
 #include "worker/job_context.h"
 #include "worker/retry_decision.h"
@@ -78,7 +79,7 @@ class WorkerLoop {
     const auto handler = core_.handlers.find(item.job_type);
     const JobTypeConfig& type = core_.config.job_type(item.job_type);
     if (handler == core_.handlers.end()) {
-      give_up(held, type, "no handler registered for job type " + item.job_type, 1);
+      put_aside_unhandled(held, type);
       return;
     }
     const auto started = Clock::now();
@@ -240,6 +241,29 @@ class WorkerLoop {
         }
         return;
     }
+  }
+
+  // No handler here. Another consumer of the database, or the next deploy of this one, may have
+  // one, so by default the item goes back to the queue for a while rather than to the dead items.
+  void put_aside_unhandled(const HeldItemPtr& held, const JobTypeConfig& type) {
+    const Item& item = held->item;
+    const ConsumerConfig& config = core_.config;
+    const bool dead_letter = config.unhandled_job_types == UnhandledJobTypeAction::kDeadLetter;
+    core::add(core_.counters.items_unhandled);
+    if (core_.unhandled_job_types_logged.first_time(item.job_type)) {
+      log_->warn(
+          "no handler for job type {} in this consumer: its items {} (unhandled_job_types: {}); "
+          "not logged again for this job type",
+          item.job_type,
+          dead_letter ? "fail permanently"
+                      : "are released for " + util::format_duration(config.unhandled_job_type_delay) + " each time",
+          dead_letter ? "dead_letter" : "release");
+    }
+    if (dead_letter) {
+      give_up(held, type, "no handler registered for job type " + item.job_type, 1);
+      return;
+    }
+    acknowledge(held, store::AckAction::kRelease, config.unhandled_job_type_delay, "", 0);
   }
 
   void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason, int failed_attempts) {

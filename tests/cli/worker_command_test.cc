@@ -361,6 +361,18 @@ TEST_F(WorkerCommandTest, JobTypeWithoutACommandIsRefusedNamingTheOption) {
   EXPECT_NE(err.find("job_types.nocmd.command"), std::string::npos) << err;
 }
 
+// A worker runs only the listed job types; with none it could only put every item aside.
+TEST_F(WorkerCommandTest, ConfigurationWithoutJobTypesIsRefusedNamingTheOption) {
+  for (const std::string& job_types : {std::string(""), std::string("  {}\n")}) {
+    auto worker = run_refused_worker(config_yaml(job_types), "no-job-types");
+    ASSERT_NE(worker, nullptr);
+    EXPECT_EQ(worker->exit_code(), std::optional<int>(2)) << worker->describe();
+    const std::string err = worker->err();
+    std::cout << "no job types: " << err << std::endl;
+    EXPECT_NE(err.find("job_types must list at least one job type"), std::string::npos) << err;
+  }
+}
+
 TEST_F(WorkerCommandTest, BadConfigValuesAreRefusedNamingTheOption) {
   struct Case {
     std::string replace, with, option;  // an edit of the good configuration, and the option it breaks

@@ -93,6 +93,8 @@ class ConfigTest : public ::testing::Test {
 TEST_F(ConfigTest, DefaultsWithOneDatabaseAreValid) {
   const ConsumerConfig config = valid_config();
   EXPECT_NO_THROW(validate(config));
+  EXPECT_EQ(config.unhandled_job_types, UnhandledJobTypeAction::kRelease);
+  EXPECT_EQ(config.unhandled_job_type_delay, minutes(1));
   EXPECT_EQ(config.default_job_type.permanent_failure_exit_code, 65);  // EX_DATAERR
   EXPECT_EQ(kTransientFailureExitCode, 75);                            // EX_TEMPFAIL
   EXPECT_EQ(config.effective_lease_extend_interval(), seconds(10));
@@ -138,6 +140,8 @@ worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, p
              ack_interval: 10ms, ack_batch_max: 500 }
 stop_deadline: 20s
 reconnect_delay_max: 30s
+unhandled_job_types: dead_letter
+unhandled_job_type_delay: 5m
 default_job_type:
   execution_bound: 10m
 job_types:
@@ -182,6 +186,8 @@ job_types:
 
   EXPECT_EQ(config.stop_deadline, seconds(20));
   EXPECT_EQ(config.reconnect_delay_max, seconds(30));
+  EXPECT_EQ(config.unhandled_job_types, UnhandledJobTypeAction::kDeadLetter);
+  EXPECT_EQ(config.unhandled_job_type_delay, minutes(5));
   EXPECT_EQ(config.default_job_type.execution_bound, minutes(10));
 
   const JobTypeConfig& email = config.job_type("send_email");
@@ -270,6 +276,19 @@ TEST_F(ConfigTest, TopLevelDurationRanges) {
       {"reconnect_delay_max: 9ms", "reconnect_delay_max must be between 10ms and 10m, got 9ms"},
       {"reconnect_delay_max: 11m", "reconnect_delay_max must be between 10ms and 10m, got 11m"},
   });
+}
+
+TEST_F(ConfigTest, UnhandledJobTypesIsReleaseOrDeadLetterWithADelayOfOneSecondToOneDay) {
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "unhandled_job_types: release").unhandled_job_types,
+            UnhandledJobTypeAction::kRelease);
+  expect_yaml_errors({
+      {"unhandled_job_types: delete", "unhandled_job_types must be release or dead_letter, got \"delete\""},
+      {"unhandled_job_type_delay: 999ms", "unhandled_job_type_delay must be between 1s and 24h, got 999ms"},
+      {"unhandled_job_type_delay: 25h", "unhandled_job_type_delay must be between 1s and 24h, got 25h"},
+      {"unhandled_job_type_delay: 60", "unhandled_job_type_delay: '60' has no unit"},
+  });
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "unhandled_job_type_delay: 1s").unhandled_job_type_delay,
+            seconds(1));
 }
 
 TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
@@ -662,6 +681,8 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.worker.ack_batch_max, defaults.worker.ack_batch_max);
   EXPECT_EQ(documented.stop_deadline, defaults.stop_deadline);
   EXPECT_EQ(documented.reconnect_delay_max, defaults.reconnect_delay_max);
+  EXPECT_EQ(documented.unhandled_job_types, defaults.unhandled_job_types);
+  EXPECT_EQ(documented.unhandled_job_type_delay, defaults.unhandled_job_type_delay);
   const JobTypeConfig& job = documented.default_job_type;
   const JobTypeConfig& built_in = defaults.default_job_type;
   EXPECT_EQ(job.execution_bound, built_in.execution_bound);

@@ -20,7 +20,9 @@ void add_stats_command(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
   auto* command = app.add_subcommand("stats", "Show queue totals, the deepest zones and job types");
   add_database_options(*command, options->database);
-  command->add_option("--zones", options->zones, "how many of the deepest zones to list")->capture_default_str();
+  command->add_option("--zones", options->zones, "how many of the deepest zones to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   on_selected(*command, [options] {
     auto conn = connect(resolve_database(options->database).url);
     pqxx::nontransaction session(*conn);

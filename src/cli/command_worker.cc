@@ -8,11 +8,11 @@
 
 #include "cli/command_handler.h"
 #include "cli/commands.h"
+#include "cli/duration_flags.h"
 #include "quick/consumer.h"
 #include "quick/database.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
-#include "util/duration.h"
 #include "util/logging.h"
 
 namespace quick::cli {
@@ -51,8 +51,7 @@ int run_worker_command(const WorkerOptions& options) {
     auto conn = connect(database.url);
     require_current_schema(*conn);  // a configured database is migrated explicitly
   }
-  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-      util::parse_duration(options.stats_interval));
+  const auto interval = flag_duration(options.stats_interval);
 
   const sigset_t signals = block_stop_signals();
   Consumer consumer(config);
@@ -89,7 +88,8 @@ void add_worker_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--stats-interval", options->stats_interval, "how often to print counters")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_interval());
   on_selected(*command, [options] { return run_worker_command(*options); });
 }
 

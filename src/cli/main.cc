@@ -1,4 +1,5 @@
 // quick: the command-line tool of quick-pg. `quick --help` lists the commands.
+#include <csignal>
 #include <iostream>
 
 #include <pqxx/pqxx>
@@ -20,6 +21,10 @@ void on_selected(CLI::App& command, CommandAction action) {
 }  // namespace quick::cli
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`quick stats | head -1`, a worker whose stdout was a pipe) must not
+  // kill the tool: its writes fail instead. Commands it spawns get the default back
+  // (process/child.cc), so `yes | head` inside a job command behaves as usual.
+  std::signal(SIGPIPE, SIG_IGN);
   spdlog::set_pattern("%H:%M:%S.%e %^%l%$ [%n] %v");
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug, or per logger: SPDLOG_LEVEL=quick.scanner=debug
   CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};

@@ -313,7 +313,7 @@ TEST(RunProcess, EmptyInheritOnlyStartsFromAnEmptyEnvironment) {
 
 // A child that exits without reading a large stdin closes the pipe: the parent's write fails
 // with EPIPE. That must be reported as the child's exit, not kill the calling process with
-// SIGPIPE (nothing in the product ignores SIGPIPE).
+// SIGPIPE (src/process may not rely on the `quick` tool's main ignoring SIGPIPE).
 TEST(RunProcessDeathTest, ChildIgnoringLargeStdinDoesNotKillTheCallerWithSigpipe) {
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   EXPECT_EXIT(

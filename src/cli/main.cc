@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/redacting_log_formatter.h"
 #include "quick/errors.h"
+#include "util/redact.h"
 
 namespace quick::cli {
 namespace {
@@ -20,12 +22,14 @@ void on_selected(CLI::App& command, CommandAction action) {
 
 }  // namespace quick::cli
 
+using quick::util::redact_passwords;
+
 int main(int argc, char** argv) {
   // A reader that goes away (`quick stats | head -1`, a worker whose stdout was a pipe) must not
   // kill the tool: its writes fail instead. Commands it spawns get the default back
   // (process/child.cc), so `yes | head` inside a job command behaves as usual.
   std::signal(SIGPIPE, SIG_IGN);
-  spdlog::set_pattern("%H:%M:%S.%e %^%l%$ [%n] %v");
+  spdlog::set_formatter(std::make_unique<quick::cli::RedactingLogFormatter>("%H:%M:%S.%e %^%l%$ [%n] %v"));
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug, or per logger: SPDLOG_LEVEL=quick.scanner=debug
   CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};
   app.require_subcommand(1);
@@ -41,16 +45,16 @@ int main(int argc, char** argv) {
   try {
     return quick::cli::selected_action ? quick::cli::selected_action() : 0;
   } catch (const quick::InvalidArgument& error) {
-    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    std::cerr << "quick: invalid argument: " << redact_passwords(error.what()) << std::endl;
     return 2;
   } catch (const std::invalid_argument& error) {
-    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    std::cerr << "quick: invalid argument: " << redact_passwords(error.what()) << std::endl;
     return 2;
   } catch (const pqxx::broken_connection& error) {
-    std::cerr << "quick: cannot reach the database: " << error.what() << std::endl;
+    std::cerr << "quick: cannot reach the database: " << redact_passwords(error.what()) << std::endl;
     return 1;
   } catch (const std::exception& error) {
-    std::cerr << "quick: " << error.what() << std::endl;
+    std::cerr << "quick: " << redact_passwords(error.what()) << std::endl;
     return 1;
   }
 }

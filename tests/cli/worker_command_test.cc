@@ -249,6 +249,22 @@ TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff)
   EXPECT_EQ(attempts[2], "3");
 }
 
+// Whatever a command prints goes to the worker's log, with passwords hidden: a command that
+// shows its connection string does not put the password into the logs.
+TEST_F(WorkerCommandTest, PasswordsInACommandsOutputAreHiddenInTheLog) {
+  enqueue_one("t1", "chatty");
+  auto worker = start_worker(config_yaml(R"(  chatty:
+    command: 'echo "using postgresql://app:cmd-secret-one@db.example/app and password=cmd-secret-two"'
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << worker->err();
+  const std::string err = worker->err();
+  EXPECT_NE(err.find("using postgresql://app:***@db.example/app and password=***"), std::string::npos) << err;
+  EXPECT_EQ(err.find("cmd-secret"), std::string::npos) << err;
+}
+
 // 75 is EX_TEMPFAIL, "try again later": a transient failure, retried, never buried; so is it
 // for a job type whose permanent code is another one.
 TEST_F(WorkerCommandTest, ExitCode75IsATransientFailureRetriedWithBackoff) {

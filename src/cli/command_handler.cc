@@ -9,6 +9,7 @@
 
 #include "process/process.h"
 #include "util/logging.h"
+#include "util/printable.h"
 
 namespace quick::cli {
 namespace {
@@ -70,7 +71,11 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
                                  "QUICK_DATABASE=" + job.database_name()};
     const auto result = process::run_process(options);
     const std::string tail = output_tail(result.output);
-    if (!tail.empty()) log->info("{} item {} (tenant {}): {}", job_type, item.id, item.tenant, tail);
+    // One log line per run, whatever the tenant, the job type or the output hold.
+    if (!tail.empty()) {
+      log->info("{} item {} (tenant {}): {}", util::escape_unprintable(job_type), item.id,
+                util::escape_unprintable(item.tenant), util::escape_unprintable(tail));
+    }
     if (!result.started) return JobResult::retry("command could not start: " + result.output);
     if (result.succeeded()) return JobResult::done();
     const std::string what = settings.command.front() + " " + result.describe() + (tail.empty() ? "" : ": " + tail);

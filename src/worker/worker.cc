@@ -8,6 +8,7 @@
 #include "store/error_classification.h"
 #include "util/duration.h"
 #include "util/logging.h"
+#include "util/printable.h"
 #include "worker/job_context.h"
 #include "worker/retry_decision.h"
 
@@ -102,7 +103,7 @@ class WorkerLoop {
         if (decision->kind == FailureDecision::Kind::kRetryInline && may_retry_now) {
           ++inline_retries;
           core::add(core_.counters.items_inline_retries);
-          log_->debug("item {} failed ({}); retrying in line", item.id, outcome.reason);
+          log_->debug("item {} failed ({}); retrying in line", item.id, util::escape_unprintable(outcome.reason));
           continue;
         }
         if (decision->kind == FailureDecision::Kind::kRetryInline) {
@@ -225,7 +226,8 @@ class WorkerLoop {
         return;
       case AttemptOutcome::Kind::kLeaseLost:
         core::add(core_.counters.items_lease_lost);
-        log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id, item.tenant);
+        log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id,
+                   util::escape_unprintable(item.tenant));
         return;
       case AttemptOutcome::Kind::kInterruptedByStop:
         acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "", 0);
@@ -235,8 +237,9 @@ class WorkerLoop {
         if (decision->kind == FailureDecision::Kind::kGiveUp) {
           give_up(held, type, outcome.reason + "; " + decision->reason, failed_attempts);
         } else {
-          log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id, item.tenant,
-                     item.error_count + failed_attempts, outcome.reason, decision->delay.count());
+          log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id,
+                     util::escape_unprintable(item.tenant), item.error_count + failed_attempts,
+                     util::escape_unprintable(outcome.reason), decision->delay.count());
           acknowledge(held, store::AckAction::kRetry, decision->delay, outcome.reason, failed_attempts);
         }
         return;
@@ -254,7 +257,7 @@ class WorkerLoop {
       log_->warn(
           "no handler for job type {} in this consumer: its items {} (unhandled_job_types: {}); "
           "not logged again for this job type",
-          item.job_type,
+          util::escape_unprintable(item.job_type),
           dead_letter ? "fail permanently"
                       : "are released for " + util::format_duration(config.unhandled_job_type_delay) + " each time",
           dead_letter ? "dead_letter" : "release");
@@ -268,8 +271,9 @@ class WorkerLoop {
 
   void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason, int failed_attempts) {
     const bool keep = type.retry.on_permanent_failure == PermanentFailureAction::kMoveToDeadItems;
-    log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id, held->item.tenant,
-                held->item.job_type, reason, keep ? "moved to quick.dead_items" : "deleted");
+    log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id,
+                util::escape_unprintable(held->item.tenant), util::escape_unprintable(held->item.job_type),
+                util::escape_unprintable(reason), keep ? "moved to quick.dead_items" : "deleted");
     acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0), reason,
                 failed_attempts);
   }

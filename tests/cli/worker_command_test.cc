@@ -265,6 +265,38 @@ TEST_F(WorkerCommandTest, PasswordsInACommandsOutputAreHiddenInTheLog) {
   EXPECT_EQ(err.find("cmd-secret"), std::string::npos) << err;
 }
 
+// Tenants and job types come from producers: in the worker's log they are escaped, so that a
+// newline or an ANSI escape in them cannot forge a log line or drive the terminal. Here through
+// the command's output line, the retry line and the warning about a job type without a handler.
+TEST_F(WorkerCommandTest, TenantsAndJobTypesAreEscapedInTheLog) {
+  const std::string forged = "\n00:00:00.000 error [quick.worker] forged";
+  enqueue_one("evil\x1b[31m" + forged, "fails");
+  enqueue_one("t2", "unlisted\x1b[2J" + forged);
+  auto worker = start_worker(config_yaml(R"(  fails:
+    command: 'echo "tenant $QUICK_TENANT"; exit 3'
+    retry: { max_attempts: 0 }
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool logged = eventually(
+      [&] {
+        const std::string err = worker->err();
+        return (err.find("retrying in") != std::string::npos &&
+                err.find("no handler for job type") != std::string::npos) ||
+               worker->exited();
+      },
+      seconds(30));
+  stop_worker(*worker);
+  const std::string err = worker->err();
+  ASSERT_TRUE(logged) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << "a raw ESC reached the log:\n" << err;
+  EXPECT_EQ(err.find("\n00:00:00.000 error [quick.worker] forged"), std::string::npos) << err;
+  EXPECT_NE(err.find("(tenant evil\\x1B[31m\\x0A00:00:00.000 error [quick.worker] forged): tenant evil\\x1B[31m"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("of tenant evil\\x1B[31m\\x0A00:00:00.000"), std::string::npos) << err;
+  EXPECT_NE(err.find("no handler for job type unlisted\\x1B[2J\\x0A00:00:00.000"), std::string::npos) << err;
+}
+
 // 75 is EX_TEMPFAIL, "try again later": a transient failure, retried, never buried; so is it
 // for a job type whose permanent code is another one.
 TEST_F(WorkerCommandTest, ExitCode75IsATransientFailureRetriedWithBackoff) {

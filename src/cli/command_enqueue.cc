@@ -4,7 +4,6 @@
 #include "cli/commands.h"
 #include "cli/database_target.h"
 #include "cli/duration_flags.h"
-#include "quick/database.h"
 #include "quick/producer.h"
 
 namespace quick::cli {
@@ -35,7 +34,7 @@ void add_enqueue_command(CLI::App& app) {
     NewItem item = options->item;
     item.vesting_delay = flag_duration(options->delay);
     if (!options->client_item_id.empty()) item.client_item_id = options->client_item_id;
-    auto conn = connect(resolve_database(options->database).url);
+    auto conn = connect_at_current_schema(options->database);
     pqxx::work txn(*conn);
     // This transaction holds nothing else and commits at once: a parked zone's pointer can be
     // moved in it rather than through a pull request (docs/protocol.md).

@@ -4,7 +4,6 @@
 #include "cli/commands.h"
 #include "cli/database_target.h"
 #include "cli/table_printer.h"
-#include "quick/database.h"
 
 namespace quick::cli {
 namespace {
@@ -24,7 +23,7 @@ void add_stats_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   on_selected(*command, [options] {
-    auto conn = connect(resolve_database(options->database).url);
+    auto conn = connect_at_current_schema(options->database);
     pqxx::nontransaction session(*conn);
     print_query(session, "queue", "SELECT * FROM quick.queue_summary");
     print_query(session, "deepest zones",

@@ -1,6 +1,7 @@
 // `quick stats`: the operator views as tables. Tenants and job types are whatever producers
 // enqueued, so the tables escape them: a tenant named with a newline or an ANSI escape cannot
-// forge rows or drive the terminal.
+// forge rows or drive the terminal. A database without this build's schema is refused with a
+// message saying to run `quick migrate`.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,6 +50,32 @@ TEST_F(StatsCommandTest, TenantsAndJobTypesAreEscapedInTheTables) {
   EXPECT_EQ(out.find('\r'), std::string::npos);
   EXPECT_EQ(out.find("\xe2\x80\xae"), std::string::npos);
   EXPECT_EQ(out.find("\nforged"), std::string::npos) << "the tenant started a line of its own";
+}
+
+TEST_F(StatsCommandTest, DatabaseWithoutTheSchemaIsRefusedSayingToRunQuickMigrate) {
+  ASSERT_FALSE(quick_binary().empty());
+  EmptyDatabase empty;
+  auto& stats = run(empty.url());
+  EXPECT_EQ(stats.exit_code(), std::optional<int>(1)) << stats.describe();
+  const std::string err = stats.err();
+  std::cout << "no schema: " << err;
+  EXPECT_NE(err.find("has no quick schema: run `quick migrate`"), std::string::npos) << err;
+  EXPECT_NE(err.find(empty.name()), std::string::npos) << err;
+  EXPECT_EQ(stats.out(), "") << "nothing is printed from a database it cannot read";
+}
+
+// A database migrated by an older build: its views still answer, but it is not this build's.
+TEST_F(StatsCommandTest, DatabaseWithAnOlderSchemaIsRefusedSayingToRunQuickMigrate) {
+  ASSERT_FALSE(quick_binary().empty());
+  query(
+      "CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
+      "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
+  auto& stats = run(url());
+  EXPECT_EQ(stats.exit_code(), std::optional<int>(1)) << stats.describe();
+  const std::string err = stats.err();
+  std::cout << "older schema: " << err;
+  EXPECT_NE(err.find("older definition of quick.item_miss_reason"), std::string::npos) << err;
+  EXPECT_NE(err.find("run `quick migrate`"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <string>
@@ -22,10 +23,10 @@ std::set<int> running_groups;  // guarded by running_mutex
 // programs, write under $HOME and format text as the operator expects. Nothing else, so that a
 // command never sees the worker's database URLs or libpq's PG* settings unless the
 // configuration names a variable (JobTypeConfig::environment, which refuses those).
-const std::vector<std::string> kInheritedByEveryCommand = {"PATH", "HOME", "LANG", "LC_*", "TZ"};
+constexpr const char* kInheritedByEveryCommand[] = {"PATH", "HOME", "LANG", "LC_*", "TZ"};
 
 std::vector<std::string> inherited_variables(const JobTypeConfig& settings) {
-  std::vector<std::string> names = kInheritedByEveryCommand;
+  std::vector<std::string> names(std::begin(kInheritedByEveryCommand), std::end(kInheritedByEveryCommand));
   names.insert(names.end(), settings.environment.begin(), settings.environment.end());
   return names;
 }

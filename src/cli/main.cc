@@ -1,6 +1,7 @@
 // quick: the command-line tool of quick-pg. `quick --help` lists the commands.
 #include <csignal>
 #include <iostream>
+#include <sstream>
 
 #include <pqxx/pqxx>
 #include <spdlog/cfg/env.h>
@@ -40,7 +41,16 @@ int main(int argc, char** argv) {
   quick::cli::add_stats_command(app);
   quick::cli::add_demo_command(app);
   quick::cli::add_worker_command(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11's messages quote the arguments they refuse, a misplaced connection string included.
+    std::ostringstream out, err;
+    const int status = app.exit(error, out, err);
+    std::cout << redact_passwords(out.str());
+    std::cerr << redact_passwords(err.str());
+    return status;
+  }
 
   try {
     return quick::cli::selected_action ? quick::cli::selected_action() : 0;

@@ -63,6 +63,19 @@ TEST_F(RedactionTest, MalformedUriPasswordIsNotEchoedByAnyCommand) {
   expect_hidden(worker.err(), "zzsecret");
 }
 
+// A connection string given where no argument is expected (the --database forgotten): CLI11
+// quotes it in its refusal.
+TEST_F(RedactionTest, ArgumentErrorsDoNotQuoteThePassword) {
+  ASSERT_FALSE(quick_binary().empty());
+  auto& child = run({"stats", "postgresql://user:parse-secret@db.example/app"});
+  EXPECT_NE(child.exit_code(), std::optional<int>(0)) << child.describe();
+  EXPECT_NE(child.err().find("not expected: postgresql://user:***@db.example/app"), std::string::npos) << child.err();
+  expect_hidden(child.err() + child.out(), "parse-secret");
+  auto& help = run({"stats", "--help"});
+  EXPECT_EQ(help.exit_code(), std::optional<int>(0)) << help.describe();
+  EXPECT_NE(help.out().find("--database"), std::string::npos) << "help still goes to standard output";
+}
+
 // The demo prints the database it works on; the test cluster trusts every connection, so any
 // password works and must not be shown.
 TEST_F(RedactionTest, DemoPrintsItsDatabaseWithoutThePassword) {

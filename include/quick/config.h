@@ -150,6 +150,11 @@ struct RetryPolicy {
   PermanentFailureAction on_permanent_failure = PermanentFailureAction::kMoveToDeadItems;
 };
 
+// `quick worker`: the exit status by which a command says "failed, try again later" (EX_TEMPFAIL of
+// sysexits.h). Every non-zero status other than permanent_failure_exit_code is a transient failure;
+// this one is reserved so that it can never be configured as permanent.
+inline constexpr int kTransientFailureExitCode = 75;
+
 struct JobTypeConfig {
   // Handler time limit (paper: execution_bound_t), counted from the handler's start, in-line
   // retries included. Past it should_stop() turns true and the item's lease is no longer
@@ -164,8 +169,29 @@ struct JobTypeConfig {
   // When given, its first element (the program) must not be empty. Default: none.
   std::vector<std::string> command;
   // `quick worker` only: a command exiting with this status failed permanently (no retry); any
-  // other non-zero status is a transient failure. Range 1..255. Default 75.
-  int permanent_failure_exit_code = 75;
+  // other non-zero status is a transient failure, retried per policy, 75 (EX_TEMPFAIL of
+  // sysexits.h, "try again later") always among them. Range 1..255, except 75. Default 65
+  // (EX_DATAERR, "the input data was incorrect": the payload cannot ever succeed).
+  int permanent_failure_exit_code = 65;
+  // `quick worker` only: names of variables of the worker's own environment that the command
+  // also gets. A command starts from an allow-listed environment, never the worker's whole one
+  // (which holds database URLs and libpq's PG* settings): its item's QUICK_* variables, PATH,
+  // HOME, LANG, LC_* and TZ (those set), and these names. Each must be a variable name
+  // ([A-Za-z_][A-Za-z0-9_]*) and must not start with PG or QUICK_ (reserved: libpq's settings,
+  // the item's variables, QUICK_DATABASE_URL); the YAML reader also refuses a database's url_env.
+  // Names the worker does not have are skipped. Default: none. In YAML a job type's list replaces
+  // default_job_type's.
+  std::vector<std::string> environment;
+};
+
+// What a Worker does with an item whose job type has no handler in this consumer.
+enum class UnhandledJobTypeAction {
+  // Give it back, without counting an error, to vest again after unhandled_job_type_delay: another
+  // consumer, or a later deploy of this one, may handle it (default).
+  kRelease,
+  // Fail it permanently, as its job type's retry.on_permanent_failure says (quick.dead_items by
+  // default).
+  kDeadLetter,
 };
 
 struct ConsumerConfig {
@@ -187,6 +213,15 @@ struct ConsumerConfig {
   // jitter; after a permanent error (such as a missing schema) at least 1s
   // (docs/consumer.md#errors). Range 10ms..10min. Default 5s.
   Millis reconnect_delay_max{5000};
+  // Items of a job type without a handler (Consumer::handle; for `quick worker`, not listed under
+  // job_types) are released (kRelease) or dead-lettered (kDeadLetter), counted in
+  // ConsumerStats::items_unhandled, and logged once per job type per consumer (a warning).
+  // YAML: release or dead_letter. Default release.
+  UnhandledJobTypeAction unhandled_job_types = UnhandledJobTypeAction::kRelease;
+  // With kRelease, how long such an item waits before it vests again: each release costs a visit
+  // and a write, so not much below the time it takes to deploy the missing handler.
+  // Range 1s..24h. Default 1min.
+  Millis unhandled_job_type_delay{60000};
 
   // The effective settings for `job_type`: its job_types entry, else default_job_type.
   const JobTypeConfig& job_type(const std::string& job_type) const;

@@ -49,14 +49,15 @@ class Consumer {
   Consumer& operator=(const Consumer&) = delete;
 
   // Registers the handler for `job_type` (a later call for the same type replaces it). Items of
-  // types without a handler fail permanently ("no handler"). Throws InvalidArgument when called
-  // after start() or with an empty handler.
+  // types without a handler are released for config.unhandled_job_type_delay (or dead-lettered:
+  // config.unhandled_job_types), counted and logged once per type. Throws InvalidArgument when
+  // called after start() or with an empty handler.
   void handle(const std::string& job_type, Handler handler);
 
   // Starts the Scanner, config.manager.threads Managers, config.worker.threads Workers and the
-  // writer thread, then returns. Database errors never surface here: the threads connect, and
-  // retry with backoff (see "Errors" above). Calls after the first do nothing: a stopped
-  // consumer does not restart.
+  // writer thread, then returns. Throws InvalidArgument, starting nothing, when no handler is
+  // registered. Database errors never surface here: the threads connect, and retry with backoff
+  // (see "Errors" above). Calls after the first do nothing: a stopped consumer does not restart.
   void start();
   // Stops the consumer, as described under "Lifecycle" above.
   void stop();

@@ -19,7 +19,7 @@ void validate_connection_string(const std::string& conninfo);
 // Validates `conninfo`, then connects. Adds no connect_timeout: unless `conninfo` (or the
 // environment's PGCONNECT_TIMEOUT) sets one, libpq waits indefinitely; see
 // with_default_connect_timeout. Throws InvalidArgument for a malformed string; connection
-// failures arrive as pqxx::broken_connection.
+// failures arrive as pqxx::broken_connection, with any password hidden from the message.
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo);
 
 // `conninfo` pointing at database `dbname` instead (works for keyword/value strings and URIs).

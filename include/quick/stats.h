@@ -46,7 +46,10 @@ struct ConsumerStats {
   std::uint64_t items_done = 0;
   std::uint64_t items_retried = 0;  // requeued with backoff
   std::uint64_t items_inline_retries = 0;
-  std::uint64_t items_dead = 0;             // moved to quick.dead_items or deleted
+  std::uint64_t items_dead = 0;  // moved to quick.dead_items or deleted
+  // Items met without a handler for their job type (released or dead-lettered, per
+  // ConsumerConfig::unhandled_job_types; so also counted in items_released or items_dead).
+  std::uint64_t items_unhandled = 0;
   std::uint64_t items_lease_lost = 0;       // completion refused: someone else holds the item
   std::uint64_t items_released = 0;         // given back unprocessed (stop, throttle)
   std::uint64_t items_execution_bound = 0;  // handlers stopped by their execution bound

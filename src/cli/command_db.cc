@@ -1,8 +1,11 @@
-// quick db start | stop | status | url: the local development cluster.
+// quick db start | stop | status | url: the local development cluster. Its connection string
+// carries no password (trust authentication on 127.0.0.1); it is printed through
+// util::redact_passwords all the same, like everything the tool prints.
 #include <iostream>
 
 #include "cli/commands.h"
 #include "local_postgres/local_cluster.h"
+#include "util/redact.h"
 
 namespace quick::cli {
 namespace {
@@ -28,7 +31,7 @@ void add_db_commands(CLI::App& app) {
 
   auto* start = db->add_subcommand("start", "Create (first time) and start the cluster; print its URL");
   on_selected(*start, [options] {
-    std::cout << cluster_for(*options).start() << std::endl;
+    std::cout << util::redact_passwords(cluster_for(*options).start()) << std::endl;
     return 0;
   });
   auto* stop = db->add_subcommand("stop", "Stop the cluster (no-op when it is not running)");
@@ -49,7 +52,7 @@ void add_db_commands(CLI::App& app) {
   });
   auto* url = db->add_subcommand("url", "Print the cluster's connection string");
   on_selected(*url, [options] {
-    std::cout << cluster_for(*options).connection_string() << std::endl;
+    std::cout << util::redact_passwords(cluster_for(*options).connection_string()) << std::endl;
     return 0;
   });
   // Accept --state-dir after the subcommand too: `quick db start --state-dir DIR`.

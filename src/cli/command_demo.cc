@@ -17,6 +17,7 @@
 #include "quick/migrate.h"
 #include "quick/producer.h"
 #include "util/latency_histogram.h"
+#include "util/redact.h"
 
 namespace quick::cli {
 namespace {
@@ -124,8 +125,8 @@ std::string ms(double value) {
 int run_demo(const DemoOptions& options) {
   const auto target = resolve_database(options.database);
   const std::string url = recreate_demo_database(target.url);
-  std::cout << "demo database: " << url << (target.local ? "  (local cluster; `build/quick db stop` stops it)" : "")
-            << "\n\n";
+  std::cout << "demo database: " << util::redact_passwords(url)
+            << (target.local ? "  (local cluster; `build/quick db stop` stops it)" : "") << "\n\n";
   auto conn = connect(url);
   const int backlog = options.noisy_tenants * options.noisy_backlog;
   enqueue_backlog(*conn, options);

@@ -3,9 +3,8 @@
 
 #include "cli/commands.h"
 #include "cli/database_target.h"
-#include "quick/database.h"
+#include "cli/duration_flags.h"
 #include "quick/producer.h"
-#include "util/duration.h"
 
 namespace quick::cli {
 namespace {
@@ -26,14 +25,16 @@ void add_enqueue_command(CLI::App& app) {
   command->add_option("--tenant", options->item.tenant, "queue zone (tenant key)")->required();
   command->add_option("--job-type", options->item.job_type, "job type")->required();
   command->add_option("--payload", options->item.payload, "JSON payload")->capture_default_str();
-  command->add_option("--delay", options->delay, "vesting delay, e.g. 500ms, 10s")->capture_default_str();
+  command->add_option("--delay", options->delay, "vesting delay, e.g. 500ms, 10s")
+      ->capture_default_str()
+      ->check(non_negative_delay());
   command->add_option("--priority", options->item.priority, "lower = more urgent")->capture_default_str();
   command->add_option("--client-item-id", options->client_item_id, "idempotency key within the tenant");
   on_selected(*command, [options] {
     NewItem item = options->item;
-    item.vesting_delay = std::chrono::duration_cast<std::chrono::milliseconds>(util::parse_duration(options->delay));
+    item.vesting_delay = flag_duration(options->delay);
     if (!options->client_item_id.empty()) item.client_item_id = options->client_item_id;
-    auto conn = connect(resolve_database(options->database).url);
+    auto conn = connect_at_current_schema(options->database);
     pqxx::work txn(*conn);
     // This transaction holds nothing else and commits at once: a parked zone's pointer can be
     // moved in it rather than through a pull request (docs/protocol.md).

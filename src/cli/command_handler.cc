@@ -2,11 +2,15 @@
 
 #include <signal.h>
 
+#include <iterator>
 #include <mutex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "process/process.h"
 #include "util/logging.h"
+#include "util/printable.h"
 
 namespace quick::cli {
 namespace {
@@ -14,6 +18,18 @@ namespace {
 // Process groups of the commands running now.
 std::mutex running_mutex;
 std::set<int> running_groups;  // guarded by running_mutex
+
+// What every job command inherits from the worker's environment, when set: enough to find
+// programs, write under $HOME and format text as the operator expects. Nothing else, so that a
+// command never sees the worker's database URLs or libpq's PG* settings unless the
+// configuration names a variable (JobTypeConfig::environment, which refuses those).
+constexpr const char* kInheritedByEveryCommand[] = {"PATH", "HOME", "LANG", "LC_*", "TZ"};
+
+std::vector<std::string> inherited_variables(const JobTypeConfig& settings) {
+  std::vector<std::string> names(std::begin(kInheritedByEveryCommand), std::end(kInheritedByEveryCommand));
+  names.insert(names.end(), settings.environment.begin(), settings.environment.end());
+  return names;
+}
 
 // The last line(s) of a command's output, short enough for an error message.
 std::string output_tail(const std::string& output) {
@@ -50,12 +66,17 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
       std::lock_guard<std::mutex> lock(running_mutex);
       running_groups.erase(pid);
     };
+    options.inherit_only = inherited_variables(settings);
     options.extra_environment = {"QUICK_ITEM_ID=" + std::to_string(item.id), "QUICK_TENANT=" + item.tenant,
                                  "QUICK_JOB_TYPE=" + item.job_type, "QUICK_ATTEMPT=" + std::to_string(job.attempt()),
                                  "QUICK_DATABASE=" + job.database_name()};
     const auto result = process::run_process(options);
     const std::string tail = output_tail(result.output);
-    if (!tail.empty()) log->info("{} item {} (tenant {}): {}", job_type, item.id, item.tenant, tail);
+    // One log line per run, whatever the tenant, the job type or the output hold.
+    if (!tail.empty()) {
+      log->info("{} item {} (tenant {}): {}", util::escape_unprintable(job_type), item.id,
+                util::escape_unprintable(item.tenant), util::escape_unprintable(tail));
+    }
     if (!result.started) return JobResult::retry("command could not start: " + result.output);
     if (result.succeeded()) return JobResult::done();
     const std::string what = settings.command.front() + " " + result.describe() + (tail.empty() ? "" : ": " + tail);

@@ -1,8 +1,11 @@
 // The handler `quick worker` uses for a job type configured with a `command`: runs it once per
 // item with the payload (JSON) on its standard input and these environment variables:
-//   QUICK_ITEM_ID, QUICK_TENANT, QUICK_JOB_TYPE, QUICK_ATTEMPT, QUICK_DATABASE.
-// Exit status 0: done. permanent_failure_exit_code: permanent failure. Anything else, or a
-// signal: transient failure (retried per policy). The command is stopped (SIGTERM to its process
+//   QUICK_ITEM_ID, QUICK_TENANT, QUICK_JOB_TYPE, QUICK_ATTEMPT, QUICK_DATABASE,
+// plus, of the worker's own environment, only PATH, HOME, LANG, LC_*, TZ and the names the job
+// type's `environment` lists.
+// Exit status 0: done. permanent_failure_exit_code (default 65, EX_DATAERR): permanent failure.
+// Anything else (75, EX_TEMPFAIL, among them), or a signal: transient failure (retried per
+// policy). The command is stopped (SIGTERM to its process
 // group, then SIGKILL) when the item's execution bound passes, its lease is lost, or the worker
 // stops. Its output goes to the log (logger quick.command).
 #pragma once

@@ -4,7 +4,6 @@
 #include "cli/commands.h"
 #include "cli/database_target.h"
 #include "cli/table_printer.h"
-#include "quick/database.h"
 
 namespace quick::cli {
 namespace {
@@ -20,9 +19,11 @@ void add_stats_command(CLI::App& app) {
   auto options = std::make_shared<StatsOptions>();
   auto* command = app.add_subcommand("stats", "Show queue totals, the deepest zones and job types");
   add_database_options(*command, options->database);
-  command->add_option("--zones", options->zones, "how many of the deepest zones to list")->capture_default_str();
+  command->add_option("--zones", options->zones, "how many of the deepest zones to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   on_selected(*command, [options] {
-    auto conn = connect(resolve_database(options->database).url);
+    auto conn = connect_at_current_schema(options->database);
     pqxx::nontransaction session(*conn);
     print_query(session, "queue", "SELECT * FROM quick.queue_summary");
     print_query(session, "deepest zones",

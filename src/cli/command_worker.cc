@@ -8,11 +8,11 @@
 
 #include "cli/command_handler.h"
 #include "cli/commands.h"
+#include "cli/duration_flags.h"
 #include "quick/consumer.h"
 #include "quick/database.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
-#include "util/duration.h"
 #include "util/logging.h"
 
 namespace quick::cli {
@@ -36,6 +36,12 @@ sigset_t block_stop_signals() {
 
 int run_worker_command(const WorkerOptions& options) {
   ConsumerConfig config = load_config_file(options.config_file);
+  // A worker serves only the listed job types: with none, it would only put every item aside.
+  if (config.job_types.empty()) {
+    throw InvalidArgument(options.config_file +
+                          ": job_types must list at least one job type, each with its command: `quick worker` runs "
+                          "only the job types listed there");
+  }
   for (const auto& [job_type, settings] : config.job_types) {
     if (settings.command.empty()) {
       throw InvalidArgument("job_types." + job_type + ".command is required by `quick worker`");
@@ -45,8 +51,7 @@ int run_worker_command(const WorkerOptions& options) {
     auto conn = connect(database.url);
     require_current_schema(*conn);  // a configured database is migrated explicitly
   }
-  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
-      util::parse_duration(options.stats_interval));
+  const auto interval = flag_duration(options.stats_interval);
 
   const sigset_t signals = block_stop_signals();
   Consumer consumer(config);
@@ -83,7 +88,8 @@ void add_worker_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--stats-interval", options->stats_interval, "how often to print counters")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_interval());
   on_selected(*command, [options] { return run_worker_command(*options); });
 }
 

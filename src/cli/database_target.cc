@@ -38,4 +38,10 @@ DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_loc
   return target;
 }
 
+std::unique_ptr<pqxx::connection> connect_at_current_schema(const DatabaseOptions& options) {
+  auto conn = connect(resolve_database(options).url);
+  require_current_schema(*conn);
+  return conn;
+}
+
 }  // namespace quick::cli

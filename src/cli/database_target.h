@@ -3,9 +3,11 @@
 // it). A configured database is never migrated implicitly: `quick migrate` does that.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <pqxx/pqxx>
 
 namespace quick::cli {
 
@@ -24,5 +26,11 @@ struct DatabaseTarget {
 // Resolves the database to use; the local cluster is started on demand, and migrated unless
 // `migrate_local` is false.
 DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_local = true);
+
+// Connects to the resolved database and checks that it runs this build's schema
+// (require_current_schema): a command on a database without the quick schema, or with an older
+// one, is refused with a message saying to run `quick migrate`, rather than failing on a missing
+// view or function. Throws SchemaError.
+std::unique_ptr<pqxx::connection> connect_at_current_schema(const DatabaseOptions& options);
 
 }  // namespace quick::cli

@@ -1,12 +1,16 @@
 // quick: the command-line tool of quick-pg. `quick --help` lists the commands.
+#include <csignal>
 #include <iostream>
+#include <sstream>
 
 #include <pqxx/pqxx>
 #include <spdlog/cfg/env.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/redacting_log_formatter.h"
 #include "quick/errors.h"
+#include "util/redact.h"
 
 namespace quick::cli {
 namespace {
@@ -19,8 +23,14 @@ void on_selected(CLI::App& command, CommandAction action) {
 
 }  // namespace quick::cli
 
+using quick::util::redact_passwords;
+
 int main(int argc, char** argv) {
-  spdlog::set_pattern("%H:%M:%S.%e %^%l%$ [%n] %v");
+  // A reader that goes away (`quick stats | head -1`, a worker whose stdout was a pipe) must not
+  // kill the tool: its writes fail instead. Commands it spawns get the default back
+  // (process/child.cc), so `yes | head` inside a job command behaves as usual.
+  std::signal(SIGPIPE, SIG_IGN);
+  spdlog::set_formatter(std::make_unique<quick::cli::RedactingLogFormatter>("%H:%M:%S.%e %^%l%$ [%n] %v"));
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug, or per logger: SPDLOG_LEVEL=quick.scanner=debug
   CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};
   app.require_subcommand(1);
@@ -31,21 +41,30 @@ int main(int argc, char** argv) {
   quick::cli::add_stats_command(app);
   quick::cli::add_demo_command(app);
   quick::cli::add_worker_command(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11's messages quote the arguments they refuse, a misplaced connection string included.
+    std::ostringstream out, err;
+    const int status = app.exit(error, out, err);
+    std::cout << redact_passwords(out.str());
+    std::cerr << redact_passwords(err.str());
+    return status;
+  }
 
   try {
     return quick::cli::selected_action ? quick::cli::selected_action() : 0;
   } catch (const quick::InvalidArgument& error) {
-    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    std::cerr << "quick: invalid argument: " << redact_passwords(error.what()) << std::endl;
     return 2;
   } catch (const std::invalid_argument& error) {
-    std::cerr << "quick: invalid argument: " << error.what() << std::endl;
+    std::cerr << "quick: invalid argument: " << redact_passwords(error.what()) << std::endl;
     return 2;
   } catch (const pqxx::broken_connection& error) {
-    std::cerr << "quick: cannot reach the database: " << error.what() << std::endl;
+    std::cerr << "quick: cannot reach the database: " << redact_passwords(error.what()) << std::endl;
     return 1;
   } catch (const std::exception& error) {
-    std::cerr << "quick: " << error.what() << std::endl;
+    std::cerr << "quick: " << redact_passwords(error.what()) << std::endl;
     return 1;
   }
 }

@@ -4,30 +4,46 @@
 #include <iostream>
 #include <vector>
 
+#include "util/printable.h"
+#include "util/text.h"
+
 namespace quick::cli {
+namespace {
+
+// Every cell is untrusted text (tenants and job types come from producers): escaped, so that it
+// cannot forge rows or drive the terminal, and measured in characters for the alignment.
+std::string cell(const char* text) { return util::escape_unprintable(text); }
+
+std::string padded(const std::string& text, std::size_t width) {
+  const std::size_t length = util::utf8_length(text);
+  return text + std::string(width > length ? width - length : 0, ' ');
+}
+
+}  // namespace
 
 void print_result(const std::string& title, const pqxx::result& result) {
   const auto columns = static_cast<std::size_t>(result.columns());
+  std::vector<std::string> names(columns);
+  std::vector<std::vector<std::string>> rows;
   std::vector<std::size_t> widths(columns);
-  for (std::size_t c = 0; c < columns; ++c)
-    widths[c] = std::string(result.column_name(static_cast<pqxx::row::size_type>(c))).size();
-  for (const auto& row : result) {
-    for (std::size_t c = 0; c < columns; ++c)
-      widths[c] = std::max(widths[c], std::string(row[static_cast<pqxx::row::size_type>(c)].c_str()).size());
-  }
-  std::cout << "== " << title << " (" << result.size() << " rows)\n";
   for (std::size_t c = 0; c < columns; ++c) {
-    std::string name = result.column_name(static_cast<pqxx::row::size_type>(c));
-    std::cout << (c ? " | " : " ") << name << std::string(widths[c] - name.size(), ' ');
+    names[c] = cell(result.column_name(static_cast<pqxx::row::size_type>(c)));
+    widths[c] = util::utf8_length(names[c]);
   }
+  for (const auto& row : result) {
+    rows.emplace_back(columns);
+    for (std::size_t c = 0; c < columns; ++c) {
+      rows.back()[c] = cell(row[static_cast<pqxx::row::size_type>(c)].c_str());
+      widths[c] = std::max(widths[c], util::utf8_length(rows.back()[c]));
+    }
+  }
+  std::cout << "== " << util::escape_unprintable(title) << " (" << result.size() << " rows)\n";
+  for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? " | " : " ") << padded(names[c], widths[c]);
   std::cout << "\n";
   for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? "-+-" : "-") << std::string(widths[c], '-');
   std::cout << "\n";
-  for (const auto& row : result) {
-    for (std::size_t c = 0; c < columns; ++c) {
-      std::string value = row[static_cast<pqxx::row::size_type>(c)].c_str();
-      std::cout << (c ? " | " : " ") << value << std::string(widths[c] - value.size(), ' ');
-    }
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? " | " : " ") << padded(row[c], widths[c]);
     std::cout << "\n";
   }
   std::cout << std::endl;

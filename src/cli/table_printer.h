@@ -1,4 +1,6 @@
-// Prints query results as aligned text tables, the way psql does, for the tool's reports.
+// Prints query results as aligned text tables, the way psql does, for the tool's reports. Every
+// cell is shown through util::escape_unprintable: a tenant named with a newline or an ANSI
+// escape cannot forge rows or drive the terminal.
 #pragma once
 
 #include <string>

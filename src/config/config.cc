@@ -150,6 +150,36 @@ void validate_retry(const std::string& prefix, const RetryPolicy& retry) {
   }
 }
 
+// A name a shell can export: an ASCII letter or underscore, then letters, digits and underscores.
+bool is_variable_name(const std::string& name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  for (char c : name) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!letter && !(c >= '0' && c <= '9') && c != '_') return false;
+  }
+  return true;
+}
+
+// The names a job command may inherit (JobTypeConfig::environment). PG* and QUICK_* are never
+// passed on: they carry the worker's database settings and the item's own variables.
+void validate_environment(const std::string& option, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const std::string entry = option + "[" + std::to_string(i) + "]";
+    if (!is_variable_name(name)) {
+      throw InvalidArgument(entry +
+                            " must be an environment variable name (letters, digits and _, not starting "
+                            "with a digit), got \"" +
+                            name + "\"");
+    }
+    if (name.rfind("PG", 0) == 0 || name.rfind("QUICK_", 0) == 0) {
+      throw InvalidArgument(entry + " (" + name +
+                            "): variables starting with PG or QUICK_ are never passed to job commands (database "
+                            "settings and the item's own variables)");
+    }
+  }
+}
+
 // `option` is "default_job_type" or "job_types.<name>".
 void validate_job_type(const std::string& option, const JobTypeConfig& job_type) {
   check_between(option + ".execution_bound", job_type.execution_bound, Millis(1), hours(24 * 7));
@@ -161,6 +191,13 @@ void validate_job_type(const std::string& option, const JobTypeConfig& job_type)
   }
   // 0 means success, and statuses above 255 cannot be reported by a process.
   check_between(option + ".permanent_failure_exit_code", job_type.permanent_failure_exit_code, 1, 255);
+  // Commands follow sysexits.h: 75 says "try again later", the opposite of a permanent failure.
+  if (job_type.permanent_failure_exit_code == kTransientFailureExitCode) {
+    throw InvalidArgument(option +
+                          ".permanent_failure_exit_code must not be 75 (EX_TEMPFAIL, which always means a "
+                          "transient failure); use another status between 1 and 255, such as 65 (EX_DATAERR)");
+  }
+  validate_environment(option + ".environment", job_type.environment);
 }
 
 }  // namespace
@@ -181,6 +218,11 @@ void validate(const ConsumerConfig& config) {
   }
   check_between("stop_deadline", config.stop_deadline, Millis(0), hours(1));
   check_between("reconnect_delay_max", config.reconnect_delay_max, Millis(10), minutes(10));
+  if (config.unhandled_job_types != UnhandledJobTypeAction::kRelease &&
+      config.unhandled_job_types != UnhandledJobTypeAction::kDeadLetter) {
+    throw InvalidArgument("unhandled_job_types must be release or dead_letter");
+  }
+  check_between("unhandled_job_type_delay", config.unhandled_job_type_delay, seconds(1), hours(24));
 }
 
 }  // namespace quick

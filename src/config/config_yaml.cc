@@ -2,6 +2,7 @@
 // passes silently: unknown or repeated keys, wrong types and durations without a unit are errors
 // naming the option's YAML path and its line and column. Ranges are left to validate(), which
 // runs once at the end.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -104,11 +105,28 @@ std::vector<std::string> read_command(const YAML::Node& node, const std::string&
   return argv;
 }
 
+// A list of environment variable names (JobTypeConfig::environment); validate() checks each name.
+std::vector<std::string> read_variable_names(const YAML::Node& node, const std::string& option) {
+  if (!node.IsSequence()) fail(node, option + " must be a list of environment variable names, got " + describe(node));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    names.push_back(read_string(node[i], option + "[" + std::to_string(i) + "]"));
+  }
+  return names;
+}
+
 PermanentFailureAction read_permanent_failure_action(const YAML::Node& node, const std::string& option) {
   const std::string value = read_string(node, option);
   if (value == "dead_items") return PermanentFailureAction::kMoveToDeadItems;
   if (value == "delete") return PermanentFailureAction::kDelete;
   fail(node, option + " must be dead_items or delete, got \"" + value + "\"");
+}
+
+UnhandledJobTypeAction read_unhandled_job_type_action(const YAML::Node& node, const std::string& option) {
+  const std::string value = read_string(node, option);
+  if (value == "release") return UnhandledJobTypeAction::kRelease;
+  if (value == "dead_letter") return UnhandledJobTypeAction::kDeadLetter;
+  fail(node, option + " must be release or dead_letter, got \"" + value + "\"");
 }
 
 // ---- Mappings. ------------------------------------------------------------------------------
@@ -192,7 +210,8 @@ class Section {
 
 // ---- The configuration's sections. ------------------------------------------------------------
 
-std::vector<DatabaseConfig> read_databases(const YAML::Node& node) {
+// `url_variables` receives the url_env names, which no job command may inherit.
+std::vector<DatabaseConfig> read_databases(const YAML::Node& node, std::vector<std::string>& url_variables) {
   std::vector<DatabaseConfig> databases;
   if (!node.IsDefined() || node.IsNull()) return databases;  // validate() reports the omission
   if (!node.IsSequence()) fail(node, "databases must be a list of databases, got " + describe(node));
@@ -210,6 +229,7 @@ std::vector<DatabaseConfig> read_databases(const YAML::Node& node) {
     } else if (section.has("url_env")) {
       std::string variable;
       section.read("url_env", variable);
+      url_variables.push_back(variable);
       const char* url = variable.empty() ? nullptr : std::getenv(variable.c_str());
       if (url == nullptr || *url == '\0') {
         fail(section.find("url_env"), path + ".url_env: environment variable \"" + variable + "\" is not set or empty");
@@ -294,34 +314,62 @@ void read_retry(const YAML::Node& node, const std::string& path, RetryPolicy& re
 
 // Overrides the fields of `job_type` that the mapping gives (see read_retry).
 void read_job_type(const YAML::Node& node, const std::string& path, JobTypeConfig& job_type) {
-  const Section section(node, path,
-                        {"execution_bound", "max_in_flight", "retry", "command", "permanent_failure_exit_code"});
+  const Section section(
+      node, path,
+      {"execution_bound", "max_in_flight", "retry", "command", "permanent_failure_exit_code", "environment"});
   section.read("execution_bound", job_type.execution_bound);
   section.read("max_in_flight", job_type.max_in_flight);
   read_retry(section.find("retry"), section.option("retry"), job_type.retry);
   const YAML::Node command = section.find("command");
   if (command.IsDefined()) job_type.command = read_command(command, section.option("command"));
   section.read("permanent_failure_exit_code", job_type.permanent_failure_exit_code);
+  const YAML::Node environment = section.find("environment");
+  if (environment.IsDefined()) {
+    job_type.environment = read_variable_names(environment, section.option("environment"));
+  }
+}
+
+// A database's URL must never reach a job command, so no environment list may name a url_env.
+void refuse_url_variables(const std::string& option, const JobTypeConfig& job_type,
+                          const std::vector<std::string>& url_variables) {
+  for (std::size_t i = 0; i < job_type.environment.size(); ++i) {
+    const std::string& name = job_type.environment[i];
+    if (std::find(url_variables.begin(), url_variables.end(), name) != url_variables.end()) {
+      throw InvalidArgument(option + ".environment[" + std::to_string(i) + "] (" + name +
+                            ") is a database's url_env: job commands never get database URLs");
+    }
+  }
 }
 
 ConsumerConfig read_config(const YAML::Node& root) {
-  const Section section(root, "",
-                        {"consumer_id", "databases", "scanner", "manager", "worker", "stop_deadline",
-                         "reconnect_delay_max", "default_job_type", "job_types"});
+  const Section section(
+      root, "",
+      {"consumer_id", "databases", "scanner", "manager", "worker", "stop_deadline", "reconnect_delay_max",
+       "unhandled_job_types", "unhandled_job_type_delay", "default_job_type", "job_types"});
   ConsumerConfig config;
   section.read("consumer_id", config.consumer_id);
-  config.databases = read_databases(section.find("databases"));
+  std::vector<std::string> url_variables;
+  config.databases = read_databases(section.find("databases"), url_variables);
   config.scanner = read_scanner(section.find("scanner"));
   config.manager = read_manager(section.find("manager"));
   config.worker = read_worker(section.find("worker"));
   section.read("stop_deadline", config.stop_deadline);
   section.read("reconnect_delay_max", config.reconnect_delay_max);
+  const YAML::Node unhandled = section.find("unhandled_job_types");
+  if (unhandled.IsDefined()) {
+    config.unhandled_job_types = read_unhandled_job_type_action(unhandled, "unhandled_job_types");
+  }
+  section.read("unhandled_job_type_delay", config.unhandled_job_type_delay);
   read_job_type(section.find("default_job_type"), "default_job_type", config.default_job_type);
   // Listed job types start from default_job_type and override only what they give.
   for (const Entry& entry : entries_of(section.find("job_types"), "job_types")) {
     JobTypeConfig job_type = config.default_job_type;
     read_job_type(entry.value, "job_types." + entry.key, job_type);
     config.job_types.emplace(entry.key, std::move(job_type));
+  }
+  refuse_url_variables("default_job_type", config.default_job_type, url_variables);
+  for (const auto& [name, job_type] : config.job_types) {
+    refuse_url_variables("job_types." + name, job_type, url_variables);
   }
   return config;
 }

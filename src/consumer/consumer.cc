@@ -57,6 +57,10 @@ class Consumer::Impl {
   void start() {
     std::lock_guard<std::mutex> lock(lifecycle_);
     if (started_) return;
+    // Every item would only be put aside: certainly a mistake, better reported now.
+    if (core_->handlers.empty()) {
+      throw InvalidArgument("Consumer::start(): no handler registered; call handle(job_type, handler) before start()");
+    }
     started_ = true;
     auto& config = core_->config;
     log_->info("consumer {} starting: {} database(s), {} managers, {} workers", config.consumer_id,

@@ -19,9 +19,9 @@ std::string latency_text(const LatencySummary& latency) {
 std::string ConsumerStats::to_string() const {
   std::ostringstream out;
   out << "items: done=" << items_done << " retried=" << items_retried << " dead=" << items_dead
-      << " lease_lost=" << items_lease_lost << " released=" << items_released << " throttled=" << items_throttled
-      << " inline_retries=" << items_inline_retries << " dequeued=" << items_dequeued << " buffered=" << items_buffered
-      << " running=" << items_running << "\n"
+      << " unhandled=" << items_unhandled << " lease_lost=" << items_lease_lost << " released=" << items_released
+      << " throttled=" << items_throttled << " inline_retries=" << items_inline_retries
+      << " dequeued=" << items_dequeued << " buffered=" << items_buffered << " running=" << items_running << "\n"
       << "pointers: visits=" << visits << " lease_attempts=" << pointer_lease_attempts << " won=" << pointer_leases_won
       << " conflicts=" << pointer_leases_lost << " (locked=" << pointer_conflicts_locked
       << " not_vested=" << pointer_conflicts_not_vested << " gone=" << pointer_conflicts_gone << ")"

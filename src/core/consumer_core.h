@@ -23,6 +23,7 @@
 #include "quick/handler.h"
 #include "store/consumer_store.h"
 #include "util/blocking_queue.h"
+#include "util/once_per_key.h"
 #include "util/stop_signal.h"
 
 namespace quick::core {
@@ -82,6 +83,8 @@ struct ConsumerCore {
 
   ConsumerConfig config;
   std::map<std::string, Handler> handlers;  // written before start(), then read-only
+  // Job types the Workers met without a handler, so that each is logged once per consumer.
+  util::OncePerKey unhandled_job_types_logged;
   std::vector<std::unique_ptr<DatabaseRuntime>> databases;
   Counters counters;
 

@@ -21,7 +21,7 @@
   X(pointer_conflicts_locked) X(pointer_conflicts_not_vested) X(pointer_conflicts_gone)               \
   X(pointers_requeued) X(pointers_parked) X(pointers_collected) X(pointers_released_busy)             \
   X(items_dequeued) X(items_throttled) X(items_done) X(items_retried) X(items_inline_retries)         \
-  X(items_dead) X(items_lease_lost) X(items_released) X(items_execution_bound)                        \
+  X(items_dead) X(items_unhandled) X(items_lease_lost) X(items_released) X(items_execution_bound)     \
   X(lease_extensions) X(handler_exceptions) X(database_errors) X(reconnects) X(in_doubt_commits)
 // clang-format on
 

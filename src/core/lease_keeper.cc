@@ -5,6 +5,7 @@
 #include "core/consumer_core.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
+#include "util/printable.h"
 
 namespace quick::core {
 
@@ -65,7 +66,7 @@ void LeaseKeeper::extend(int database, pqxx::connection& conn) {
     // An item finished (and let go) while the extension ran is not a lost lease.
     if (kept.count(item->item.id) == 0 && is_held(item) && !item->lease_lost.exchange(true)) {
       util::component_logger("quick.lease_keeper")
-          ->warn("item {} of tenant {} lost its lease", item->item.id, item->item.tenant);
+          ->warn("item {} of tenant {} lost its lease", item->item.id, util::escape_unprintable(item->item.tenant));
     }
   }
 }

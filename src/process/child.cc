@@ -57,15 +57,31 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// The caller's environment with `extra` added; an extra entry replaces an inherited one of the
-// same name (getenv returns the first match).
-std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+// Whether `name` is listed in `patterns`: equal to a name, or starting with the prefix of an
+// entry that ends in '*'.
+bool matches_any(const std::string& name, const std::vector<std::string>& patterns) {
+  for (const auto& pattern : patterns) {
+    const bool prefix = !pattern.empty() && pattern.back() == '*';
+    if (prefix ? name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0 : name == pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The caller's environment (all of it, or the variables `inherit_only` names) with `extra`
+// added; an extra entry replaces an inherited one of the same name (getenv returns the first
+// match).
+std::vector<std::string> child_environment(const std::vector<std::string>& extra,
+                                           const std::optional<std::vector<std::string>>& inherit_only) {
   auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
+    const std::string name = name_of(entry);
+    if (inherit_only && !matches_any(name, *inherit_only)) continue;
     bool overridden = false;
-    for (const auto& added : extra) overridden = overridden || name_of(added) == name_of(entry);
+    for (const auto& added : extra) overridden = overridden || name_of(added) == name;
     if (!overridden) environment.push_back(entry);
   }
   for (const auto& added : extra) environment.push_back(added);
@@ -99,7 +115,8 @@ void Fd::reset(int fd) {
   fd_ = fd;
 }
 
-SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment) {
+SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment,
+                         const std::optional<std::vector<std::string>>& inherit_only) {
   Pipe input = make_pipe();
   Pipe output = make_pipe();
   posix_spawn_file_actions_t actions;
@@ -112,7 +129,7 @@ SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector
   configure_attributes(attributes);
 
   std::vector<std::string> arguments = argv;
-  std::vector<std::string> environment = child_environment(extra_environment);
+  std::vector<std::string> environment = child_environment(extra_environment, inherit_only);
   auto argv_pointers = c_strings(arguments);
   auto env_pointers = c_strings(environment);
   pid_t pid = -1;

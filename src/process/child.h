@@ -40,14 +40,16 @@ struct Child {
   Fd output_read;  // our end of its merged stdout and stderr
 };
 
-// Spawns argv[0] (looked up in PATH) with the caller's environment plus `extra_environment`
+// Spawns argv[0] (looked up in the caller's PATH) with the caller's environment, or only its
+// variables that `inherit_only` names (ProcessOptions::inherit_only), plus `extra_environment`
 // ("NAME=value", replacing inherited entries of the same name), default signal handling and an
 // empty signal mask. Returns the child, or the reason it could not start.
 struct SpawnOutcome {
   std::optional<Child> child;
   std::string error;
 };
-SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment);
+SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment,
+                         const std::optional<std::vector<std::string>>& inherit_only);
 
 // Feeds the child's stdin and drains its output without blocking on either, so a child that
 // writes a lot before it reads its input cannot deadlock the caller. A write to a child that

@@ -27,8 +27,14 @@ struct ProcessOptions {
   std::chrono::milliseconds kill_grace{2000};        // SIGTERM -> SIGKILL delay
   // Polled every few milliseconds while the child runs; returning true stops the child.
   std::function<bool()> should_stop;
-  // Extra environment entries ("NAME=value") added to the inherited environment.
+  // Extra environment entries ("NAME=value") added to the inherited environment; an entry
+  // replaces an inherited variable of the same name.
   std::vector<std::string> extra_environment;
+  // Which of the caller's variables the child inherits: all of them when unset; when set, only
+  // those named here (exact names, or a prefix followed by '*', such as "LC_*"), so an empty list
+  // starts the child from extra_environment alone. A job command must not see the caller's
+  // secrets (database URLs, PG* variables) just because the caller has them.
+  std::optional<std::vector<std::string>> inherit_only;
   // Called with the child's pid (also its process group id) once it runs, and with the same pid
   // once it has been reaped; lets a caller kill what is left at exit.
   std::function<void(int pid)> on_started;

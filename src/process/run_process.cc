@@ -69,7 +69,7 @@ ProcessResult run_process(const ProcessOptions& options) {
     result.output = "empty command line";
     return result;
   }
-  auto spawned = spawn_child(options.argv, options.extra_environment);
+  auto spawned = spawn_child(options.argv, options.extra_environment, options.inherit_only);
   if (!spawned.child) {
     result.output = spawned.error;
     return result;

@@ -7,6 +7,7 @@
 #include <libpq-fe.h>
 
 #include "quick/errors.h"
+#include "util/redact.h"
 
 namespace quick {
 
@@ -17,15 +18,19 @@ void validate_connection_string(const std::string& conninfo) {
     std::string reason = error_message != nullptr ? error_message : "out of memory";
     PQfreemem(error_message);
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-    // libpq's reason names the offending keyword or URI part, never the password's value.
-    throw InvalidArgument("malformed connection string: " + reason);
+    // libpq's reason may quote the offending URI part, the password included.
+    throw InvalidArgument("malformed connection string: " + util::redact_passwords(reason, conninfo));
   }
   PQconninfoFree(options);
 }
 
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo) {
   validate_connection_string(conninfo);
-  return std::make_unique<pqxx::connection>(conninfo);
+  try {
+    return std::make_unique<pqxx::connection>(conninfo);
+  } catch (const pqxx::broken_connection& error) {
+    throw pqxx::broken_connection(util::redact_passwords(error.what(), conninfo));
+  }
 }
 
 std::string with_database_name(const std::string& conninfo, const std::string& dbname) {

@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "store/sql_errors.h"
+#include "util/redact.h"
 
 namespace quick::store {
 namespace {
@@ -35,7 +36,8 @@ const char* to_string(ErrorKind kind) {
 
 ErrorClassification classify_error(const std::exception& error) {
   ErrorClassification result;
-  result.message = primary_message(error);
+  // Logged and stored as an item's last_error: never with a password a message may quote.
+  result.message = util::redact_passwords(primary_message(error));
   if (dynamic_cast<const pqxx::in_doubt_error*>(&error) != nullptr) {
     result.kind = ErrorKind::kInDoubt;
   } else if (dynamic_cast<const pqxx::broken_connection*>(&error) != nullptr) {

@@ -6,7 +6,9 @@
 #include "core/lease_keeper.h"
 #include "quick/zone.h"
 #include "store/error_classification.h"
+#include "util/duration.h"
 #include "util/logging.h"
+#include "util/printable.h"
 #include "worker/job_context.h"
 #include "worker/retry_decision.h"
 
@@ -78,7 +80,7 @@ class WorkerLoop {
     const auto handler = core_.handlers.find(item.job_type);
     const JobTypeConfig& type = core_.config.job_type(item.job_type);
     if (handler == core_.handlers.end()) {
-      give_up(held, type, "no handler registered for job type " + item.job_type, 1);
+      put_aside_unhandled(held, type);
       return;
     }
     const auto started = Clock::now();
@@ -101,7 +103,7 @@ class WorkerLoop {
         if (decision->kind == FailureDecision::Kind::kRetryInline && may_retry_now) {
           ++inline_retries;
           core::add(core_.counters.items_inline_retries);
-          log_->debug("item {} failed ({}); retrying in line", item.id, outcome.reason);
+          log_->debug("item {} failed ({}); retrying in line", item.id, util::escape_unprintable(outcome.reason));
           continue;
         }
         if (decision->kind == FailureDecision::Kind::kRetryInline) {
@@ -224,7 +226,8 @@ class WorkerLoop {
         return;
       case AttemptOutcome::Kind::kLeaseLost:
         core::add(core_.counters.items_lease_lost);
-        log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id, item.tenant);
+        log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id,
+                   util::escape_unprintable(item.tenant));
         return;
       case AttemptOutcome::Kind::kInterruptedByStop:
         acknowledge(held, store::AckAction::kRelease, std::chrono::milliseconds(0), "", 0);
@@ -234,18 +237,43 @@ class WorkerLoop {
         if (decision->kind == FailureDecision::Kind::kGiveUp) {
           give_up(held, type, outcome.reason + "; " + decision->reason, failed_attempts);
         } else {
-          log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id, item.tenant,
-                     item.error_count + failed_attempts, outcome.reason, decision->delay.count());
+          log_->info("item {} of tenant {} failed (attempt {}): {}; retrying in {} ms", item.id,
+                     util::escape_unprintable(item.tenant), item.error_count + failed_attempts,
+                     util::escape_unprintable(outcome.reason), decision->delay.count());
           acknowledge(held, store::AckAction::kRetry, decision->delay, outcome.reason, failed_attempts);
         }
         return;
     }
   }
 
+  // No handler here. Another consumer of the database, or the next deploy of this one, may have
+  // one, so by default the item goes back to the queue for a while rather than to the dead items.
+  void put_aside_unhandled(const HeldItemPtr& held, const JobTypeConfig& type) {
+    const Item& item = held->item;
+    const ConsumerConfig& config = core_.config;
+    const bool dead_letter = config.unhandled_job_types == UnhandledJobTypeAction::kDeadLetter;
+    core::add(core_.counters.items_unhandled);
+    if (core_.unhandled_job_types_logged.first_time(item.job_type)) {
+      log_->warn(
+          "no handler for job type {} in this consumer: its items {} (unhandled_job_types: {}); "
+          "not logged again for this job type",
+          util::escape_unprintable(item.job_type),
+          dead_letter ? "fail permanently"
+                      : "are released for " + util::format_duration(config.unhandled_job_type_delay) + " each time",
+          dead_letter ? "dead_letter" : "release");
+    }
+    if (dead_letter) {
+      give_up(held, type, "no handler registered for job type " + item.job_type, 1);
+      return;
+    }
+    acknowledge(held, store::AckAction::kRelease, config.unhandled_job_type_delay, "", 0);
+  }
+
   void give_up(const HeldItemPtr& held, const JobTypeConfig& type, const std::string& reason, int failed_attempts) {
     const bool keep = type.retry.on_permanent_failure == PermanentFailureAction::kMoveToDeadItems;
-    log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id, held->item.tenant,
-                held->item.job_type, reason, keep ? "moved to quick.dead_items" : "deleted");
+    log_->error("item {} of tenant {} ({}) failed permanently: {}; {}", held->item.id,
+                util::escape_unprintable(held->item.tenant), util::escape_unprintable(held->item.job_type),
+                util::escape_unprintable(reason), keep ? "moved to quick.dead_items" : "deleted");
     acknowledge(held, keep ? store::AckAction::kDead : store::AckAction::kDelete, std::chrono::milliseconds(0), reason,
                 failed_attempts);
   }

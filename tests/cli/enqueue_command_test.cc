@@ -19,9 +19,10 @@ using namespace testing;
 
 class EnqueueCommandTest : public testing::DatabaseTest {
  protected:
-  // Runs `quick enqueue --database <this test's database> <args>` to its end.
-  ChildProcess& run(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {quick_binary(), "enqueue", "--database", url()};
+  // Runs `quick enqueue --database <database_url, else this test's database> <args>` to its end.
+  ChildProcess& run(const std::vector<std::string>& args, const std::string& database_url = "") {
+    std::vector<std::string> argv = {quick_binary(), "enqueue", "--database",
+                                     database_url.empty() ? url() : database_url};
     argv.insert(argv.end(), args.begin(), args.end());
     child_ = std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, dir_ / "out.txt", dir_ / "err.txt");
     EXPECT_TRUE(child_->wait_for(std::chrono::seconds(30))) << "quick enqueue did not finish";
@@ -57,6 +58,26 @@ TEST_F(EnqueueCommandTest, RejectsBadInputNamingItAndEnqueuesNothing) {
   auto& child = run({"--tenant", "zone", "--job-type", "send", "--payload", "{not json"});
   EXPECT_NE(child.exit_code(), std::optional<int>(0)) << child.describe();
   EXPECT_NE(child.err().find("payload"), std::string::npos) << child.err();
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
+}
+
+TEST_F(EnqueueCommandTest, DatabaseWithoutTheSchemaIsRefusedSayingToRunQuickMigrate) {
+  ASSERT_FALSE(quick_binary().empty());
+  EmptyDatabase empty;
+  auto& child = run({"--tenant", "zone", "--job-type", "send"}, empty.url());
+  EXPECT_EQ(child.exit_code(), std::optional<int>(1)) << child.describe();
+  std::cout << "no schema: " << child.err();
+  EXPECT_NE(child.err().find("has no quick schema: run `quick migrate`"), std::string::npos) << child.err();
+}
+
+TEST_F(EnqueueCommandTest, DatabaseWithAnOlderSchemaIsRefusedAndGetsNoItem) {
+  ASSERT_FALSE(quick_binary().empty());
+  query(
+      "CREATE OR REPLACE FUNCTION quick.item_miss_reason(item_id bigint) RETURNS quick.outcome "
+      "LANGUAGE sql STABLE AS $$ SELECT 'item_gone'::quick.outcome $$");
+  auto& child = run({"--tenant", "zone", "--job-type", "send"});
+  EXPECT_EQ(child.exit_code(), std::optional<int>(1)) << child.describe();
+  EXPECT_NE(child.err().find("run `quick migrate`"), std::string::npos) << child.err();
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
 }
 

@@ -5,8 +5,10 @@
 // and unmigrated databases are refused with a message naming the problem.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
@@ -39,6 +41,7 @@ worker:
 stop_deadline: 1s
 reconnect_delay_max: 200ms
 default_job_type:
+  environment: [OUT_DIR]
   retry:
     backoff_base: 50ms
     backoff_max: 100ms
@@ -47,15 +50,19 @@ job_types:
 )" + job_types;
   }
 
-  // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory.
-  std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker") {
+  // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory (the
+  // configuration passes it on to the commands), `extra_environment` is added to its environment.
+  std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker",
+                                             const std::vector<std::string>& extra_environment = {}) {
     const std::string quick = quick_binary();
     if (quick.empty()) return nullptr;
     const auto config_file = dir_ / (name + ".yaml");
     write_text_file(config_file, yaml);
+    std::vector<std::string> environment = {"OUT_DIR=" + dir_.path().string()};
+    environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
     return std::make_unique<ChildProcess>(
         std::vector<std::string>{quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"},
-        std::vector<std::string>{"OUT_DIR=" + dir_.path().string()}, dir_ / (name + ".out"), dir_ / (name + ".err"));
+        environment, dir_ / (name + ".out"), dir_ / (name + ".err"));
   }
 
   // Runs `quick worker` with a configuration expected to be refused; returns the ended process.
@@ -146,11 +153,49 @@ TEST_F(WorkerCommandTest, OkCommandGetsThePayloadOnStdinIntactAndTheItemInItsEnv
   EXPECT_NE(out.find("done=3"), std::string::npos) << "the final stats should count 3 done items:\n" << out;
 }
 
+// A command gets its item's QUICK_* variables, PATH, HOME, LANG, LC_* and TZ (those set) and
+// the names its job type lists, and nothing else of the worker's environment: not the database
+// URL, no PG* variable, no other secret the worker happens to have.
+TEST_F(WorkerCommandTest, CommandGetsAnAllowListedEnvironmentOnly) {
+  enqueue_one("t1", "show_env");
+  std::vector<std::string> worker_environment = {"QUICK_DATABASE_URL=" + url(), "PGPASSWORD=pg-secret-value",
+                                                 "PGHOST=pg-host-value",        "APP_SECRET=app-secret-value",
+                                                 "LISTED_BY_JOB_TYPE=listed",   "LC_QUICK_TEST=c"};
+  if (std::getenv("TZ") == nullptr) worker_environment.push_back("TZ=UTC");
+  auto worker = start_worker(config_yaml(R"(  show_env:
+    command: 'env > "$OUT_DIR/env.txt"'
+    environment: [OUT_DIR, LISTED_BY_JOB_TYPE, NOT_SET_ANYWHERE]
+)"),
+                             "worker", worker_environment);
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << worker->err();
+
+  std::set<std::string> names;
+  const std::string env = read_text_file(dir_ / "env.txt");
+  for (const auto& line : read_lines(dir_ / "env.txt")) names.insert(line.substr(0, line.find('=')));
+  names.erase("PWD");  // set by the shell itself
+  std::set<std::string> expected = {"QUICK_ITEM_ID",      "QUICK_TENANT",   "QUICK_JOB_TYPE",
+                                    "QUICK_ATTEMPT",      "QUICK_DATABASE", "OUT_DIR",
+                                    "LISTED_BY_JOB_TYPE", "LC_QUICK_TEST",  "TZ"};
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string name = std::string(*e).substr(0, std::string(*e).find('='));
+    if (name == "PATH" || name == "HOME" || name == "LANG" || name.rfind("LC_", 0) == 0) expected.insert(name);
+  }
+  EXPECT_EQ(names, expected) << env;
+  EXPECT_NE(env.find("LISTED_BY_JOB_TYPE=listed\n"), std::string::npos) << env;
+  for (const std::string secret : {"pg-secret-value", "pg-host-value", "app-secret-value"}) {
+    EXPECT_EQ(env.find(secret), std::string::npos) << secret << " reached the command:\n" << env;
+  }
+  EXPECT_EQ(env.find(url()), std::string::npos) << "the database URL reached the command:\n" << env;
+}
+
 TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithTheReason) {
   const auto default_code = enqueue_one("t1", "fails_permanently", R"({"a": 1})");
   const auto custom_code = enqueue_one("t2", "custom_code");
   auto worker = start_worker(config_yaml(R"(  fails_permanently:
-    command: 'echo "$QUICK_ITEM_ID" >> "$OUT_DIR/permanent-runs.txt"; echo cannot do this >&2; exit 75'
+    command: 'echo "$QUICK_ITEM_ID" >> "$OUT_DIR/permanent-runs.txt"; echo cannot do this >&2; exit 65'
   custom_code:
     command: ["sh", "-c", "exit 9"]
     permanent_failure_exit_code: 9
@@ -165,7 +210,7 @@ TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithThe
   EXPECT_EQ(dead[0][0].as<std::int64_t>(), default_code);
   const std::string reason = dead[0][1].as<std::string>();
   std::cout << "dead item reasons: [" << reason << "] [" << dead[1][1].as<std::string>() << "]" << std::endl;
-  EXPECT_NE(reason.find("exit code 75"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("exit code 65"), std::string::npos) << reason;
   EXPECT_NE(reason.find("cannot do this"), std::string::npos)
       << "the command's output belongs in the reason: " << reason;
   EXPECT_EQ(read_lines(dir_ / "permanent-runs.txt").size(), 1u) << "a permanent failure is not retried";
@@ -202,6 +247,83 @@ TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff)
   EXPECT_EQ(attempts[0], "1");
   EXPECT_EQ(attempts[1], "2");
   EXPECT_EQ(attempts[2], "3");
+}
+
+// Whatever a command prints goes to the worker's log, with passwords hidden: a command that
+// shows its connection string does not put the password into the logs.
+TEST_F(WorkerCommandTest, PasswordsInACommandsOutputAreHiddenInTheLog) {
+  enqueue_one("t1", "chatty");
+  auto worker = start_worker(config_yaml(R"(  chatty:
+    command: 'echo "using postgresql://app:cmd-secret-one@db.example/app and password=cmd-secret-two"'
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << worker->err();
+  const std::string err = worker->err();
+  EXPECT_NE(err.find("using postgresql://app:***@db.example/app and password=***"), std::string::npos) << err;
+  EXPECT_EQ(err.find("cmd-secret"), std::string::npos) << err;
+}
+
+// Tenants and job types come from producers: in the worker's log they are escaped, so that a
+// newline or an ANSI escape in them cannot forge a log line or drive the terminal. Here through
+// the command's output line, the retry line and the warning about a job type without a handler.
+TEST_F(WorkerCommandTest, TenantsAndJobTypesAreEscapedInTheLog) {
+  const std::string forged = "\n00:00:00.000 error [quick.worker] forged";
+  enqueue_one("evil\x1b[31m" + forged, "fails");
+  enqueue_one("t2", "unlisted\x1b[2J" + forged);
+  auto worker = start_worker(config_yaml(R"(  fails:
+    command: 'echo "tenant $QUICK_TENANT"; exit 3'
+    retry: { max_attempts: 0 }
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool logged = eventually(
+      [&] {
+        const std::string err = worker->err();
+        return (err.find("retrying in") != std::string::npos &&
+                err.find("no handler for job type") != std::string::npos) ||
+               worker->exited();
+      },
+      seconds(30));
+  stop_worker(*worker);
+  const std::string err = worker->err();
+  ASSERT_TRUE(logged) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << "a raw ESC reached the log:\n" << err;
+  EXPECT_EQ(err.find("\n00:00:00.000 error [quick.worker] forged"), std::string::npos) << err;
+  EXPECT_NE(err.find("(tenant evil\\x1B[31m\\x0A00:00:00.000 error [quick.worker] forged): tenant evil\\x1B[31m"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("of tenant evil\\x1B[31m\\x0A00:00:00.000"), std::string::npos) << err;
+  EXPECT_NE(err.find("no handler for job type unlisted\\x1B[2J\\x0A00:00:00.000"), std::string::npos) << err;
+}
+
+// 75 is EX_TEMPFAIL, "try again later": a transient failure, retried, never buried; so is it
+// for a job type whose permanent code is another one.
+TEST_F(WorkerCommandTest, ExitCode75IsATransientFailureRetriedWithBackoff) {
+  const auto tempfail = enqueue_one("t1", "tempfail");
+  const auto custom = enqueue_one("t2", "tempfail_custom");
+  auto worker = start_worker(config_yaml(R"(  tempfail:
+    command: 'echo "$QUICK_ATTEMPT" >> "$OUT_DIR/tempfail.txt"; exit 75'
+    retry: { max_attempts: 0 }
+  tempfail_custom:
+    command: 'exit 75'
+    permanent_failure_exit_code: 9
+    retry: { max_attempts: 0 }
+)"));
+  ASSERT_NE(worker, nullptr);
+  const auto failures = [&](std::int64_t id) {
+    return query_value<int>("SELECT coalesce(max(error_count), 0) FROM quick.items WHERE id = " + std::to_string(id));
+  };
+  const bool retried = eventually(
+      [&] { return (failures(tempfail) >= 2 && failures(custom) >= 2) || worker->exited(); }, seconds(45));
+  stop_worker(*worker);
+  ASSERT_TRUE(retried) << "error counts " << failures(tempfail) << " and " << failures(custom) << "\n" << worker->err();
+  EXPECT_EQ(count("quick.dead_items"), 0);
+  EXPECT_EQ(count("quick.items"), 2);
+  EXPECT_NE(query_value<std::string>("SELECT last_error FROM quick.items WHERE id = " + std::to_string(tempfail))
+                .find("exit code 75"),
+            std::string::npos);
+  EXPECT_GE(read_lines(dir_ / "tempfail.txt").size(), 2u);
 }
 
 // A command still running when SIGTERM arrives is given stop_deadline (1s), then stopped; its
@@ -285,6 +407,18 @@ TEST_F(WorkerCommandTest, JobTypeWithoutACommandIsRefusedNamingTheOption) {
   const std::string err = worker->err();
   std::cout << "missing command: " << err << std::endl;
   EXPECT_NE(err.find("job_types.nocmd.command"), std::string::npos) << err;
+}
+
+// A worker runs only the listed job types; with none it could only put every item aside.
+TEST_F(WorkerCommandTest, ConfigurationWithoutJobTypesIsRefusedNamingTheOption) {
+  for (const std::string& job_types : {std::string(""), std::string("  {}\n")}) {
+    auto worker = run_refused_worker(config_yaml(job_types), "no-job-types");
+    ASSERT_NE(worker, nullptr);
+    EXPECT_EQ(worker->exit_code(), std::optional<int>(2)) << worker->describe();
+    const std::string err = worker->err();
+    std::cout << "no job types: " << err << std::endl;
+    EXPECT_NE(err.find("job_types must list at least one job type"), std::string::npos) << err;
+  }
 }
 
 TEST_F(WorkerCommandTest, BadConfigValuesAreRefusedNamingTheOption) {

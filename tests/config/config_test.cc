@@ -93,6 +93,10 @@ class ConfigTest : public ::testing::Test {
 TEST_F(ConfigTest, DefaultsWithOneDatabaseAreValid) {
   const ConsumerConfig config = valid_config();
   EXPECT_NO_THROW(validate(config));
+  EXPECT_EQ(config.unhandled_job_types, UnhandledJobTypeAction::kRelease);
+  EXPECT_EQ(config.unhandled_job_type_delay, minutes(1));
+  EXPECT_EQ(config.default_job_type.permanent_failure_exit_code, 65);  // EX_DATAERR
+  EXPECT_EQ(kTransientFailureExitCode, 75);                            // EX_TEMPFAIL
   EXPECT_EQ(config.effective_lease_extend_interval(), seconds(10));
   EXPECT_EQ(config.effective_prefetch_zones(), 8);
 }
@@ -136,6 +140,8 @@ worker:    { threads: 16, item_lease_duration: 1m, lease_extend_interval: 15s, p
              ack_interval: 10ms, ack_batch_max: 500 }
 stop_deadline: 20s
 reconnect_delay_max: 30s
+unhandled_job_types: dead_letter
+unhandled_job_type_delay: 5m
 default_job_type:
   execution_bound: 10m
 job_types:
@@ -180,6 +186,8 @@ job_types:
 
   EXPECT_EQ(config.stop_deadline, seconds(20));
   EXPECT_EQ(config.reconnect_delay_max, seconds(30));
+  EXPECT_EQ(config.unhandled_job_types, UnhandledJobTypeAction::kDeadLetter);
+  EXPECT_EQ(config.unhandled_job_type_delay, minutes(5));
   EXPECT_EQ(config.default_job_type.execution_bound, minutes(10));
 
   const JobTypeConfig& email = config.job_type("send_email");
@@ -270,6 +278,19 @@ TEST_F(ConfigTest, TopLevelDurationRanges) {
   });
 }
 
+TEST_F(ConfigTest, UnhandledJobTypesIsReleaseOrDeadLetterWithADelayOfOneSecondToOneDay) {
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "unhandled_job_types: release").unhandled_job_types,
+            UnhandledJobTypeAction::kRelease);
+  expect_yaml_errors({
+      {"unhandled_job_types: delete", "unhandled_job_types must be release or dead_letter, got \"delete\""},
+      {"unhandled_job_type_delay: 999ms", "unhandled_job_type_delay must be between 1s and 24h, got 999ms"},
+      {"unhandled_job_type_delay: 25h", "unhandled_job_type_delay must be between 1s and 24h, got 25h"},
+      {"unhandled_job_type_delay: 60", "unhandled_job_type_delay: '60' has no unit"},
+  });
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "unhandled_job_type_delay: 1s").unhandled_job_type_delay,
+            seconds(1));
+}
+
 TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
   expect_yaml_errors({
       {"job_types: {email: {execution_bound: 0ms}}",
@@ -279,6 +300,13 @@ TEST_F(ConfigTest, JobTypeAndRetryRangesNameTheFullPath) {
       {"job_types: {email: {max_in_flight: -1}}", "job_types.email.max_in_flight must be >= 0, got -1"},
       {"job_types: {email: {permanent_failure_exit_code: 0}}",
        "job_types.email.permanent_failure_exit_code must be between 1 and 255, got 0"},
+      {"job_types: {email: {permanent_failure_exit_code: 256}}",
+       "job_types.email.permanent_failure_exit_code must be between 1 and 255, got 256"},
+      {"job_types: {email: {permanent_failure_exit_code: 75}}",
+       "job_types.email.permanent_failure_exit_code must not be 75 (EX_TEMPFAIL, which always means a transient "
+       "failure)"},
+      {"default_job_type: {permanent_failure_exit_code: 75}",
+       "default_job_type.permanent_failure_exit_code must not be 75"},
       {"job_types: {email: {retry: {inline_retries: 101}}}",
        "job_types.email.retry.inline_retries must be between 0 and 100, got 101"},
       {"job_types: {email: {retry: {inline_retries: -1}}}",
@@ -494,6 +522,53 @@ TEST_F(ConfigTest, CommandMustNameAProgram) {
                   .command.empty());
 }
 
+// environment: the variables a `quick worker` command inherits besides the fixed allow-list. A
+// job type's list replaces default_job_type's, as every other key does.
+TEST_F(ConfigTest, EnvironmentListsVariableNamesAndAJobTypesListReplacesTheDefault) {
+  const ConsumerConfig config = parse_config_yaml(std::string(kOneDatabase) + R"(
+default_job_type: { environment: [HTTP_PROXY, _PRIVATE2] }
+job_types:
+  inherits: {}
+  replaces: { environment: [AWS_REGION] }
+  clears: { environment: [] }
+)");
+  EXPECT_EQ(config.default_job_type.environment, (std::vector<std::string>{"HTTP_PROXY", "_PRIVATE2"}));
+  EXPECT_EQ(config.job_type("inherits").environment, (std::vector<std::string>{"HTTP_PROXY", "_PRIVATE2"}));
+  EXPECT_EQ(config.job_type("replaces").environment, std::vector<std::string>{"AWS_REGION"});
+  EXPECT_TRUE(config.job_type("clears").environment.empty());
+  EXPECT_TRUE(parse_config_yaml(kOneDatabase).default_job_type.environment.empty());
+}
+
+TEST_F(ConfigTest, EnvironmentRefusesBadNamesAndTheDatabasesVariables) {
+  expect_yaml_errors({
+      {"job_types: {email: {environment: HOME}}",
+       "job_types.email.environment must be a list of environment variable names, got \"HOME\""},
+      {"job_types: {email: {environment: [[A]]}}", "job_types.email.environment[0] must be a string, got a list"},
+      {"job_types: {email: {environment: [OK, \"A=B\"]}}",
+       "job_types.email.environment[1] must be an environment variable name (letters, digits and _, not starting "
+       "with a digit), got \"A=B\""},
+      {"job_types: {email: {environment: [\"\"]}}", "job_types.email.environment[0] must be an environment variable"},
+      {"job_types: {email: {environment: [1ABC]}}", "job_types.email.environment[0] must be an environment variable"},
+      {"job_types: {email: {environment: [\"WITH SPACE\"]}}",
+       "job_types.email.environment[0] must be an environment variable"},
+      {"default_job_type: {environment: [PGPASSWORD]}",
+       "default_job_type.environment[0] (PGPASSWORD): variables starting with PG or QUICK_ are never passed"},
+      {"job_types: {email: {environment: [QUICK_DATABASE_URL]}}",
+       "job_types.email.environment[0] (QUICK_DATABASE_URL): variables starting with PG or QUICK_"},
+  });
+  set_env("QUICK_CONFIG_TEST_URL", "host=db.example dbname=app");
+  EXPECT_THAT(yaml_error("databases: [{url_env: QUICK_CONFIG_TEST_URL}, {url_env: APP_DB_URL}]\n"
+                         "job_types: {email: {environment: [HOME_DIR, APP_DB_URL]}}"),
+              HasSubstr("databases[1].url_env: environment variable \"APP_DB_URL\" is not set or empty"));
+  set_env("APP_DB_URL", "host=db.example dbname=other");
+  EXPECT_THAT(yaml_error("databases: [{url_env: QUICK_CONFIG_TEST_URL}, {url_env: APP_DB_URL}]\n"
+                         "job_types: {email: {environment: [HOME_DIR, APP_DB_URL]}}"),
+              HasSubstr("job_types.email.environment[1] (APP_DB_URL) is a database's url_env: job commands never "
+                        "get database URLs"));
+  EXPECT_THAT(validate_error([](ConsumerConfig& c) { c.default_job_type.environment = {"PGHOST"}; }),
+              HasSubstr("default_job_type.environment[0] (PGHOST)"));
+}
+
 TEST_F(ConfigTest, OnPermanentFailureAcceptsDeadItemsOrDelete) {
   const auto action = [](const std::string& value) {
     return parse_config_yaml(std::string(kOneDatabase) + "default_job_type: {retry: {on_permanent_failure: " + value +
@@ -606,11 +681,14 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.worker.ack_batch_max, defaults.worker.ack_batch_max);
   EXPECT_EQ(documented.stop_deadline, defaults.stop_deadline);
   EXPECT_EQ(documented.reconnect_delay_max, defaults.reconnect_delay_max);
+  EXPECT_EQ(documented.unhandled_job_types, defaults.unhandled_job_types);
+  EXPECT_EQ(documented.unhandled_job_type_delay, defaults.unhandled_job_type_delay);
   const JobTypeConfig& job = documented.default_job_type;
   const JobTypeConfig& built_in = defaults.default_job_type;
   EXPECT_EQ(job.execution_bound, built_in.execution_bound);
   EXPECT_EQ(job.max_in_flight, built_in.max_in_flight);
   EXPECT_EQ(job.permanent_failure_exit_code, built_in.permanent_failure_exit_code);
+  EXPECT_EQ(job.environment, built_in.environment);
   EXPECT_EQ(job.retry.inline_retries, built_in.retry.inline_retries);
   EXPECT_EQ(job.retry.max_attempts, built_in.retry.max_attempts);
   EXPECT_EQ(job.retry.give_up_after, built_in.retry.give_up_after);

@@ -100,6 +100,7 @@ reconnect_delay_max: 200ms
 job_types:
   record:
     command: 'echo "$QUICK_ITEM_ID" >> "$RECORD_FILE"; sleep 0.05'
+    environment: [RECORD_FILE]   # commands get the worker's environment only as listed
 )");
   ChildProcess child({quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"},
                      {"RECORD_FILE=" + record_file.string()}, dir / "child.out", dir / "child.err");

@@ -278,9 +278,42 @@ TEST(RunProcess, ExtraEnvironmentOverridesInheritedVariables) {
   EXPECT_EQ(result.output, "child\n");
 }
 
+// inherit_only: the child sees only the caller's variables it names (exact names, or prefixes
+// ending in '*'), plus extra_environment; nothing else of the caller's environment.
+TEST(RunProcess, InheritOnlyPassesTheNamedVariablesAndExtrasOnly) {
+  ::setenv("QUICK_H7_LISTED", "listed", 1);
+  ::setenv("QUICK_H7_SECRET", "secret", 1);
+  ::setenv("QUICK_H7_PREFIX_A", "a", 1);
+  ::setenv("QUICK_H7_PREFIXED", "not under the prefix", 1);
+  auto options = command({"env"});
+  options.inherit_only = std::vector<std::string>{"QUICK_H7_LISTED", "QUICK_H7_PREFIX_*", "QUICK_H7_UNSET"};
+  options.extra_environment = {"QUICK_H7_EXTRA=extra"};
+  const auto result = run_process(options);
+  for (const char* name : {"QUICK_H7_LISTED", "QUICK_H7_SECRET", "QUICK_H7_PREFIX_A", "QUICK_H7_PREFIXED"}) {
+    ::unsetenv(name);
+  }
+  ASSERT_TRUE(result.succeeded()) << result.describe() << ": " << result.output;
+  EXPECT_EQ(result.output, "QUICK_H7_LISTED=listed\nQUICK_H7_PREFIX_A=a\nQUICK_H7_EXTRA=extra\n");
+}
+
+// An empty list starts the child from extra_environment alone; the program is still found on
+// the caller's PATH.
+TEST(RunProcess, EmptyInheritOnlyStartsFromAnEmptyEnvironment) {
+  ::setenv("QUICK_H7_SECRET", "secret", 1);
+  auto options = command({"env"});
+  options.inherit_only = std::vector<std::string>{};
+  const auto empty = run_process(options);
+  options.extra_environment = {"ONLY=this"};
+  const auto with_extra = run_process(options);
+  ::unsetenv("QUICK_H7_SECRET");
+  ASSERT_TRUE(empty.succeeded()) << empty.describe() << ": " << empty.output;
+  EXPECT_EQ(empty.output, "");
+  EXPECT_EQ(with_extra.output, "ONLY=this\n");
+}
+
 // A child that exits without reading a large stdin closes the pipe: the parent's write fails
 // with EPIPE. That must be reported as the child's exit, not kill the calling process with
-// SIGPIPE (nothing in the product ignores SIGPIPE).
+// SIGPIPE (src/process may not rely on the `quick` tool's main ignoring SIGPIPE).
 TEST(RunProcessDeathTest, ChildIgnoringLargeStdinDoesNotKillTheCallerWithSigpipe) {
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
   EXPECT_EXIT(

@@ -22,6 +22,13 @@ TEST(ClassifyError, BrokenConnectionIsConnectionLost) {
   EXPECT_EQ(c.message, "server closed the connection unexpectedly");
 }
 
+// The message is logged by every loop and kept as an item's last_error: never with a password.
+TEST(ClassifyError, MessageHidesPasswords) {
+  const auto c = classify_error(
+      pqxx::broken_connection("could not reach postgresql://app:s3cret@db.example/app, nor password=other-secret"));
+  EXPECT_EQ(c.message, "could not reach postgresql://app:***@db.example/app, nor password=***");
+}
+
 TEST(ClassifyError, InDoubtIsInDoubt) {
   const auto c = classify_error(pqxx::in_doubt_error("lost connection during commit"));
   EXPECT_EQ(c.kind, ErrorKind::kInDoubt);

@@ -87,8 +87,28 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A spawned child process (its stdout and stderr go to files) that the test can signal and
-// wait for. The destructor SIGKILLs and reaps a child still running.
+// A pipe whose reading end is closed from the start: whoever writes to the other end gets EPIPE,
+// and SIGPIPE unless it ignores it, as `quick stats | head -1` does once head has exited.
+class ClosedPipe {
+ public:
+  ClosedPipe() {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    ::close(fds[0]);
+    write_end_ = fds[1];
+  }
+  ~ClosedPipe() { ::close(write_end_); }
+  ClosedPipe(const ClosedPipe&) = delete;
+  ClosedPipe& operator=(const ClosedPipe&) = delete;
+  int write_end() const { return write_end_; }
+
+ private:
+  int write_end_ = -1;
+};
+
+// A spawned child process (its stdout and stderr go to files, or its stdout to a given file
+// descriptor) that the test can signal and wait for. The destructor SIGKILLs and reaps a child
+// still running.
 class ChildProcess {
  public:
   ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment,
@@ -96,25 +116,17 @@ class ChildProcess {
       : stdout_file_(stdout_file), stderr_file_(stderr_file) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = argv;
-    std::vector<std::string> environment;
-    for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
-    for (const auto& extra : extra_environment) environment.push_back(extra);
-    std::vector<char*> arg_pointers, env_pointers;
-    for (auto& arg : args) arg_pointers.push_back(arg.data());
-    arg_pointers.push_back(nullptr);
-    for (auto& entry : environment) env_pointers.push_back(entry.data());
-    env_pointers.push_back(nullptr);
-    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_pointers.data(),
-                                    env_pointers.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) {
-      pid_ = -1;
-      throw std::runtime_error("posix_spawn " + args[0] + " failed: " + std::to_string(error));
-    }
+    spawn(argv, extra_environment, actions);
+  }
+  // Its stdout is `stdout_fd` (out() then reads nothing).
+  ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment, int stdout_fd,
+               const std::filesystem::path& stderr_file)
+      : stderr_file_(stderr_file) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+    spawn(argv, extra_environment, actions);
   }
   ~ChildProcess() {
     if (pid_ > 0 && !status_) {
@@ -155,10 +167,43 @@ class ChildProcess {
     if (term_signal()) return "killed by signal " + std::to_string(*term_signal());
     return "unknown status";
   }
-  std::string out() const { return read_text_file(stdout_file_); }
+  std::string out() const { return stdout_file_.empty() ? "" : read_text_file(stdout_file_); }
   std::string err() const { return read_text_file(stderr_file_); }
 
  private:
+  // Spawns argv with stdin from /dev/null, stderr to stderr_file_ and `actions` (which it
+  // destroys) for stdout. SIGPIPE has its default disposition in the child whatever the test's
+  // is, so that a test of how the child handles a closed pipe tests the child.
+  void spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_environment,
+             posix_spawn_file_actions_t& actions) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> args = argv;
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+    for (const auto& extra : extra_environment) environment.push_back(extra);
+    std::vector<char*> arg_pointers, env_pointers;
+    for (auto& arg : args) arg_pointers.push_back(arg.data());
+    arg_pointers.push_back(nullptr);
+    for (auto& entry : environment) env_pointers.push_back(entry.data());
+    env_pointers.push_back(nullptr);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t default_signals;
+    sigemptyset(&default_signals);
+    sigaddset(&default_signals, SIGPIPE);
+    posix_spawnattr_setsigdefault(&attributes, &default_signals);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, &attributes, arg_pointers.data(),
+                                    env_pointers.data());
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0) {
+      pid_ = -1;
+      throw std::runtime_error("posix_spawn " + args[0] + " failed: " + std::to_string(error));
+    }
+  }
+
   pid_t pid_ = -1;
   std::optional<int> status_;
   std::filesystem::path stdout_file_, stderr_file_;

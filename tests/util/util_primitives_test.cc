@@ -1,4 +1,5 @@
-// Unit tests (no database) for the header-only utilities: RetryDelay, BlockingQueue, StopSignal.
+// Unit tests (no database) for the header-only utilities: RetryDelay, BlockingQueue, StopSignal,
+// OncePerKey.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "util/blocking_queue.h"
+#include "util/once_per_key.h"
 #include "util/retry_delay.h"
 #include "util/stop_signal.h"
 
@@ -210,6 +212,23 @@ TEST(StopSignal, AlreadyRequestedReturnsImmediately) {
   EXPECT_TRUE(stop.wait_for(std::chrono::seconds(10)));
   EXPECT_TRUE(stop.wait_for(milliseconds(0)));
   EXPECT_LT(Clock::now() - start, milliseconds(1000));
+}
+
+TEST(OncePerKey, FirstTimeIsTrueOncePerKeyEvenFromManyThreads) {
+  OncePerKey once;
+  EXPECT_TRUE(once.first_time("a"));
+  EXPECT_FALSE(once.first_time("a"));
+  EXPECT_TRUE(once.first_time("b"));
+  std::atomic<int> firsts{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) firsts += once.first_time("shared") ? 1 : 0;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(firsts.load(), 1);
+  EXPECT_FALSE(once.first_time("b"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Unit tests (no database) for process::run_process / process::run_checked. They run small POSIX tools
 // (sh, cat, wc, sleep, printenv, head).
 #include "process/process.h"
+#include "support/processes.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,8 @@
 namespace quick::process {
 namespace {
 
+using quick::testing::process_alive;
+
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
@@ -34,16 +37,6 @@ std::string trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   while (!text.empty() && text.front() == ' ') text.erase(0, 1);
   return text;
-}
-
-// Alive and not a zombie (a container's PID 1 may not reap orphans).
-bool process_alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const auto close_paren = line.rfind(')');
-  return close_paren == std::string::npos || line.size() < close_paren + 3 || line[close_paren + 2] != 'Z';
 }
 
 bool wait_until_dead(pid_t pid, milliseconds within) {

@@ -28,6 +28,17 @@ extern char** environ;
 
 namespace quick::testing {
 
+// Alive and not a zombie (a container's PID 1 may not reap orphans, such as a daemonized
+// postmaster).
+inline bool process_alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close_paren = line.rfind(')');
+  return close_paren == std::string::npos || line.size() < close_paren + 3 || line[close_paren + 2] != 'Z';
+}
+
 // The `quick` tool of this build. Fails the current test (returns "") when it cannot be found.
 inline std::string quick_binary() {
   const char* dir = std::getenv("QUICK_BUILD_DIR");

@@ -350,8 +350,10 @@ bool LocalCluster::is_running() const {
 }
 
 std::string LocalCluster::connection_string(const std::string& dbname) const {
+  // password='' (empty: no secret) keeps libpq from taking $PGPASSWORD, which it prefers to the
+  // password file, when the caller's environment has one for some other server.
   return "host=127.0.0.1 port=" + std::to_string(port_) + " user=postgres dbname=" + conninfo_value(dbname) +
-         " passfile=" + conninfo_value(password_file().string());
+         " password='' passfile=" + conninfo_value(password_file().string());
 }
 
 void LocalCluster::create(const fs::path& bin) {

@@ -6,7 +6,8 @@
 // `postgres` has a password generated at creation, kept in a libpq password file (0600) in the
 // state directory. The connection string names that file (`passfile=`) and carries no secret,
 // so it can be printed, logged and passed to child processes; reading the file takes the OS
-// user's own permissions. Other logins authenticate with their own passwords.
+// user's own permissions. (It also says `password=''`: an empty password, which keeps libpq from
+// using $PGPASSWORD instead of the file.) Other logins authenticate with their own passwords.
 //
 // Layout: the state directory (default ./.quick, or $QUICK_STATE_DIR) holds
 //   cluster-location  the cluster's directory (see below)
@@ -57,7 +58,7 @@ class LocalCluster {
   bool exists() const;
 
   // Connection string for `dbname` on this cluster (whether or not it runs), keyword/value form:
-  // host=127.0.0.1 port=N user=postgres dbname=... passfile=<state dir>/pgpass.
+  // host=127.0.0.1 port=N user=postgres dbname=... password='' passfile=<state dir>/pgpass.
   std::string connection_string(const std::string& dbname = "quick") const;
 
   const std::filesystem::path& state_dir() const { return state_dir_; }

@@ -9,11 +9,14 @@
 // under a temporary directory, and stops them afterwards. None uses QUICK_TEST_DATABASE_URL.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -130,8 +133,8 @@ TEST_F(LocalClusterTest, OnlyTheUserWhoStartedItCanLogInAndThePasswordStaysInIts
   const std::string url = start(state_dir, &started);
   ASSERT_FALSE(url.empty());
 
-  // The string carries no secret: it names a password file.
-  EXPECT_THAT(url, Not(HasSubstr("password")));
+  // The string carries no secret: an empty password, and the password file it names.
+  EXPECT_THAT(url, HasSubstr(" password='' "));
   const fs::path passfile = conninfo_value(url, "passfile");
   EXPECT_EQ(passfile, state_dir / "pgpass");
   const std::string port = conninfo_value(url, "port");
@@ -140,6 +143,18 @@ TEST_F(LocalClusterTest, OnlyTheUserWhoStartedItCanLogInAndThePasswordStaysInIts
     pqxx::connection conn(url);
     pqxx::nontransaction session(conn);
     EXPECT_EQ(session.exec("SELECT current_user").at(0).at(0).as<std::string>(), "postgres");
+  }
+  {
+    // A $PGPASSWORD meant for another server (libpq prefers it to a password file) is ignored.
+    const char* inherited = std::getenv("PGPASSWORD");
+    const std::string saved = inherited != nullptr ? inherited : "";
+    ::setenv("PGPASSWORD", "another-servers-password", 1);
+    EXPECT_EQ(refusal(url), "");
+    if (inherited != nullptr) {
+      ::setenv("PGPASSWORD", saved.c_str(), 1);
+    } else {
+      ::unsetenv("PGPASSWORD");
+    }
   }
 
   // No trust: without the password, or with a wrong one, `postgres` is refused.
@@ -234,6 +249,36 @@ TEST_F(LocalClusterTest, AStateDirectoryOfAnotherUserOrWritableByOthersIsRefused
   EXPECT_EQ(shared_run.exit_code, std::optional<int>(1)) << shared_run.out << shared_run.err;
   EXPECT_THAT(shared_run.err, HasSubstr("writable by"));
   EXPECT_TRUE(fs::is_empty(shared));
+}
+
+TEST_F(LocalClusterTest, AClusterDirectoryThatIsASymbolicLinkIsRefused) {
+  ASSERT_FALSE(quick_binary().empty());
+  const fs::path state_dir = reachable_state_dir("state");
+  const fs::path elsewhere = reachable_state_dir("elsewhere");
+  fs::create_directory_symlink(elsewhere, dir_ / "planted");
+  write_text_file(state_dir / "cluster-location", (dir_ / "planted").string() + "\n");
+  const QuickRun run = quick({"db", "start", "--state-dir", state_dir.string()});
+  EXPECT_EQ(run.exit_code, std::optional<int>(1)) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("symbolic link"));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
+TEST_F(LocalClusterTest, AClusterMadeByAnOlderQuickWithTrustIsRefusedAtStart) {
+  ASSERT_FALSE(quick_binary().empty());
+  // The layout an older quick left: <state dir>/postgres/data, no password file.
+  const fs::path state_dir = reachable_state_dir("state");
+  fs::create_directories(state_dir / "postgres" / "data");
+  fs::permissions(state_dir / "postgres", fs::perms::owner_all);
+  if (::geteuid() == 0) {
+    const passwd* server = ::getpwnam("postgres");  // who owns a cluster's directory under root
+    ASSERT_NE(server, nullptr);
+    ASSERT_EQ(::chown((state_dir / "postgres").c_str(), server->pw_uid, server->pw_gid), 0);
+  }
+  write_text_file(state_dir / "postgres" / "data" / "PG_VERSION", "15\n");
+  const QuickRun run = quick({"db", "start", "--state-dir", state_dir.string()});
+  EXPECT_EQ(run.exit_code, std::optional<int>(1)) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("older quick, with trust authentication"));
+  EXPECT_FALSE(fs::exists(state_dir / "pgpass"));
 }
 
 TEST_F(LocalClusterTest, ThePortStaysTheSameAcrossRestartsAndAStopWithClientsConnectedIsFast) {

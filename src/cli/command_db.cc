@@ -1,6 +1,7 @@
 // quick db start | stop | status | url: the local development cluster. Its connection string
-// carries no password (trust authentication on 127.0.0.1); it is printed through
-// util::redact_passwords all the same, like everything the tool prints.
+// carries no password (it names the password file, passfile=, that only the user who started the
+// cluster can read); it is printed through util::redact_passwords all the same, like everything
+// the tool prints.
 #include <iostream>
 
 #include "cli/commands.h"

@@ -76,18 +76,23 @@ TEST_F(RedactionTest, ArgumentErrorsDoNotQuoteThePassword) {
   EXPECT_NE(help.out().find("--database"), std::string::npos) << "help still goes to standard output";
 }
 
-// The demo prints the database it works on; the test cluster trusts every connection, so any
-// password works and must not be shown.
+// The demo prints the database it works on, here as a login of its own with a password (a
+// superuser: the demo creates its database and the roles), which must not be shown.
 TEST_F(RedactionTest, DemoPrintsItsDatabaseWithoutThePassword) {
   ASSERT_FALSE(quick_binary().empty());
-  auto& demo = run({"demo", "--database", admin_url() + " password=demo-secret-pw", "--noisy-tenants", "1",
-                    "--noisy-backlog", "0", "--quiet-tenants", "1", "--quiet-rate", "1", "--seconds", "1",
-                    "--consumers", "1", "--workers", "1", "--job-ms", "0"});
-  ASSERT_EQ(demo.exit_code(), std::optional<int>(0)) << demo.describe() << "\n" << demo.err();
+  TestLogin login("", "SUPERUSER");
+  auto& demo = run({"demo", "--database", login.url(admin_url()), "--noisy-tenants", "1", "--noisy-backlog", "0",
+                    "--quiet-tenants", "1", "--quiet-rate", "1", "--seconds", "1", "--consumers", "1", "--workers", "1",
+                    "--job-ms", "0"});
+  EXPECT_EQ(demo.exit_code(), std::optional<int>(0)) << demo.describe() << "\n" << demo.err();
   const std::string out = demo.out();
   EXPECT_NE(out.find("demo database: "), std::string::npos) << out;
   EXPECT_NE(out.find("password=***"), std::string::npos) << out;
-  expect_hidden(out + demo.err(), "demo-secret-pw");
+  expect_hidden(out + demo.err(), login.password());
+  // The login owns the demo's database: drop it before the login.
+  pqxx::connection conn(admin_url());
+  pqxx::nontransaction session(conn);
+  session.exec("DROP DATABASE IF EXISTS quick_demo WITH (FORCE)");
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,42 +21,6 @@ namespace quick::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A LOGIN role for this test only (roles are cluster-wide), dropped by the destructor.
-class TestLogin {
- public:
-  explicit TestLogin(const std::string& granted_role) {
-    static std::atomic<int> counter{0};
-    name_ = "quick_test_login_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    std::mt19937_64 random(std::random_device{}());
-    password_ = "pw" + std::to_string(random());
-    pqxx::connection conn(admin_url());
-    pqxx::nontransaction session(conn);
-    session.exec("CREATE ROLE " + session.quote_name(name_) + " LOGIN PASSWORD " + session.quote(password_));
-    if (!granted_role.empty()) session.exec("GRANT " + granted_role + " TO " + session.quote_name(name_));
-  }
-  ~TestLogin() {
-    try {
-      pqxx::connection conn(admin_url());
-      pqxx::nontransaction session(conn);
-      session.exec("DROP ROLE IF EXISTS " + session.quote_name(name_));
-    } catch (const std::exception& error) {
-      ADD_FAILURE() << "could not drop role " << name_ << ": " << error.what();
-    }
-  }
-  TestLogin(const TestLogin&) = delete;
-  TestLogin& operator=(const TestLogin&) = delete;
-
-  const std::string& name() const { return name_; }
-  // `database_url` as this login (keyword form: later keywords win).
-  std::string url(const std::string& database_url) const {
-    return database_url + " user=" + name_ + " password=" + password_;
-  }
-
- private:
-  std::string name_;
-  std::string password_;
-};
 
 class RolesTest : public DatabaseTest {
  protected:

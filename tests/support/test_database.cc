@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <random>
 
 #include "embedded_sql.h"
 #include "quick/migrate.h"
@@ -102,6 +103,28 @@ EmptyDatabase::EmptyDatabase() : name_(unique_database_name("quick_empty")) { cr
 EmptyDatabase::~EmptyDatabase() { drop_database_quietly(name_); }
 
 std::string EmptyDatabase::url() const { return url_for_database(admin_url(), name_); }
+
+TestLogin::TestLogin(const std::string& granted_role, const std::string& attributes) {
+  static std::atomic<int> counter{0};
+  name_ = "quick_test_login_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  std::mt19937_64 random(std::random_device{}());
+  password_ = "pw" + std::to_string(random());
+  pqxx::connection conn(admin_url());
+  pqxx::nontransaction session(conn);
+  session.exec("CREATE ROLE " + session.quote_name(name_) + " LOGIN " + attributes + " PASSWORD " +
+               session.quote(password_));
+  if (!granted_role.empty()) session.exec("GRANT " + granted_role + " TO " + session.quote_name(name_));
+}
+
+TestLogin::~TestLogin() {
+  try {
+    pqxx::connection conn(admin_url());
+    pqxx::nontransaction session(conn);
+    session.exec("DROP ROLE IF EXISTS " + session.quote_name(name_));
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "could not drop role " << name_ << ": " << error.what();
+  }
+}
 
 void DatabaseTest::SetUp() {
   const std::string admin = admin_url();

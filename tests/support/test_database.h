@@ -35,6 +35,28 @@ class EmptyDatabase {
   std::string name_;
 };
 
+// A LOGIN role with a random password on the test cluster, for one test (roles are
+// cluster-wide), dropped by the destructor. `granted_role` ("" for none) is granted to it;
+// `attributes` go into its CREATE ROLE (such as "SUPERUSER").
+class TestLogin {
+ public:
+  explicit TestLogin(const std::string& granted_role, const std::string& attributes = "");
+  ~TestLogin();
+  TestLogin(const TestLogin&) = delete;
+  TestLogin& operator=(const TestLogin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& password() const { return password_; }
+  // `database_url` as this login (keyword form: later keywords win).
+  std::string url(const std::string& database_url) const {
+    return database_url + " user=" + name_ + " password=" + password_;
+  }
+
+ private:
+  std::string name_;
+  std::string password_;
+};
+
 class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override;

@@ -148,10 +148,11 @@ class Consumer::Impl {
   void release_buffered_items() {
     auto& core = *core_;
     for (const auto& held : core.work_queue.drain()) {
-      core.ack_queue.push(
-          core::PendingAck{held->database, store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
-                                                      std::chrono::milliseconds(0), "", 0}});
-      core.lease_keeper->let_go(held);
+      held->acknowledging.store(true);
+      core.ack_queue.push(core::PendingAck{held->database,
+                                           store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
+                                                      std::chrono::milliseconds(0), "", 0},
+                                           held});
       core.work_queue.finished(held);
     }
   }

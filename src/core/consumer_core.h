@@ -73,6 +73,9 @@ struct PointerBatch {
 struct PendingAck {
   int database = 0;
   store::Ack ack;
+  // The held item it acknowledges (its `acknowledging` set): the Acknowledger lets it go once the
+  // acknowledgment is written or given up. Null for none.
+  HeldItemPtr held;
 };
 
 class LeaseKeeper;

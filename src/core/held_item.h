@@ -30,6 +30,11 @@ struct HeldItem {
   // `deadline_ns` (steady clock) has passed, so an overrunning handler loses the item to a retry.
   std::atomic<bool> running{false};
   std::atomic<std::int64_t> deadline_ns{0};
+  // Set when its outcome is queued for the Acknowledger: the item stays held, and its lease
+  // extended, until the acknowledgment is written (or given up), so that an acknowledgment that
+  // waits cannot let the lease run out and the item run again. A lease it loses meanwhile is not
+  // news: the acknowledgment reports it.
+  std::atomic<bool> acknowledging{false};
 
   std::chrono::microseconds age_now() const {
     return age_at_dequeue +

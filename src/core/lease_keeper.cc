@@ -59,12 +59,15 @@ void LeaseKeeper::extend(int database, pqxx::connection& conn) {
   }
   if (leases.empty()) return;
   pqxx::nontransaction statement(conn);  // autocommit: one round trip
-  const auto extended = store::extend_item_leases(statement, leases, core_.config.worker.item_lease_duration);
-  add(core_.counters.lease_extensions, extended.size());
-  const std::set<std::int64_t> kept(extended.begin(), extended.end());
+  const auto result = store::extend_item_leases(statement, leases, core_.config.worker.item_lease_duration);
+  add(core_.counters.lease_extensions, result.extended.size());
+  std::set<std::int64_t> kept(result.extended.begin(), result.extended.end());
+  kept.insert(result.busy.begin(), result.busy.end());  // locked right now: tried again next round
   for (const auto& item : asked) {
-    // An item finished (and let go) while the extension ran is not a lost lease.
-    if (kept.count(item->item.id) == 0 && is_held(item) && !item->lease_lost.exchange(true)) {
+    // An item finished (and let go) while the extension ran is not a lost lease, nor is one whose
+    // acknowledgment is queued: that reports it.
+    if (kept.count(item->item.id) == 0 && is_held(item) && !item->acknowledging.load() &&
+        !item->lease_lost.exchange(true)) {
       util::component_logger("quick.lease_keeper")
           ->warn("item {} of tenant {} lost its lease", item->item.id, util::escape_unprintable(item->item.tenant));
     }

@@ -51,10 +51,11 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
       std::move(items), [&core](const std::string& job_type) { return core.config.job_type(job_type).max_in_flight; });
   for (const auto& item : refused) {
     core::add(core.counters.items_throttled);
-    core.lease_keeper->let_go(item);
+    item->acknowledging.store(true);
     core.ack_queue.push(core::PendingAck{
         database,
-        store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease, kThrottledReleaseDelay, "", 0}});
+        store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease, kThrottledReleaseDelay, "", 0},
+        item});
   }
 }
 

@@ -87,9 +87,9 @@ ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string
   return visit;
 }
 
-std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
-                                             const std::vector<std::pair<std::int64_t, std::string>>& leases,
-                                             std::chrono::milliseconds lease_duration) {
+ExtendedLeases extend_item_leases(pqxx::transaction_base& txn,
+                                  const std::vector<std::pair<std::int64_t, std::string>>& leases,
+                                  std::chrono::milliseconds lease_duration) {
   if (leases.empty()) return {};
   std::vector<std::string> ids, lease_ids;
   for (const auto& [id, lease] : leases) {
@@ -98,10 +98,11 @@ std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
   }
   const auto result = exec_named(txn, QUICK_QUERY(extend_item_leases), array_literal(ids), array_literal(lease_ids),
                                  interval_text(lease_duration));
-  std::vector<std::int64_t> extended;
-  extended.reserve(result.size());
-  for (const auto& row : result) extended.push_back(row[0].as<std::int64_t>());
-  return extended;
+  ExtendedLeases leases_out;
+  for (const auto& row : result) {
+    (row[1].as<bool>() ? leases_out.busy : leases_out.extended).push_back(row[0].as<std::int64_t>());
+  }
+  return leases_out;
 }
 
 std::vector<AckOutcome> ack_items(pqxx::transaction_base& txn, const std::vector<Ack>& acks) {

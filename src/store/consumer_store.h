@@ -50,9 +50,13 @@ ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string
                       const std::vector<std::string>& excluded_job_types, std::int64_t max_bytes = 4194304);
 
 // Extends item leases; returns the ids that were extended (the others lost their lease).
-std::vector<std::int64_t> extend_item_leases(pqxx::transaction_base& txn,
-                                             const std::vector<std::pair<std::int64_t, std::string>>& leases,
-                                             std::chrono::milliseconds lease_duration);
+struct ExtendedLeases {
+  std::vector<std::int64_t> extended;
+  std::vector<std::int64_t> busy;  // row locked by another transaction right now: not extended, not lost
+};
+ExtendedLeases extend_item_leases(pqxx::transaction_base& txn,
+                                  const std::vector<std::pair<std::int64_t, std::string>>& leases,
+                                  std::chrono::milliseconds lease_duration);
 
 enum class AckAction { kComplete, kRetry, kRelease, kDead, kDelete };
 const char* to_string(AckAction action);

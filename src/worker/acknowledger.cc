@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "core/database_session.h"
+#include "core/lease_keeper.h"
 #include "core/loop_errors.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
@@ -38,8 +39,16 @@ void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
   }
 }
 
+// The lease keeper stops extending these items' leases: their acknowledgments are written (or
+// given up, and the items vest again when their leases run out).
+void let_go(ConsumerCore& core, std::vector<core::HeldItemPtr>& held) {
+  for (const auto& item : held) core.lease_keeper->let_go(item);
+  held.clear();
+}
+
 struct PendingBatch {
   std::vector<store::Ack> acks;
+  std::vector<core::HeldItemPtr> held;  // the items the acks are for, let go once written
   std::chrono::steady_clock::time_point oldest{};
   bool after_doubt = false;
 };
@@ -69,6 +78,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       const auto outcomes = store::ack_items(statement, batch.acks);
       count_outcomes(core, batch.acks, outcomes, batch.after_doubt);
       batch.acks.clear();
+      let_go(core, batch.held);
       batch.after_doubt = false;
       retry_delays[db].reset();
       return true;
@@ -80,6 +90,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
         // Repeating will not help; the items vest again when their leases run out.
         log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
         batch.acks.clear();
+        let_go(core, batch.held);
       }
       return false;
     }
@@ -94,6 +105,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       auto& batch = pending[static_cast<std::size_t>(next->database)];
       if (batch.acks.empty()) batch.oldest = now;
       batch.acks.push_back(std::move(next->ack));
+      if (next->held) batch.held.push_back(std::move(next->held));
       if (batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max)) break;
       next = core.ack_queue.pop(std::chrono::milliseconds(0));
     }
@@ -116,6 +128,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
           "{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
           pending[db].acks.size(), core.databases[db]->config.name);
     }
+    let_go(core, pending[db].held);
   }
 }
 

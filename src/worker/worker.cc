@@ -61,7 +61,8 @@ class WorkerLoop {
         const auto error = store::classify_current_exception();
         log_->error("worker {}: unexpected error on item {}: {}", index_, held->item.id, error.message);
       }
-      core_.lease_keeper->let_go(held);
+      // An item whose outcome is queued stays held until the Acknowledger has written it.
+      if (!held->acknowledging.load()) core_.lease_keeper->let_go(held);
       core_.work_queue.finished(held);
     }
   }
@@ -280,8 +281,9 @@ class WorkerLoop {
 
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
                    const std::string& error, int failed_attempts) {
+    held->acknowledging.store(true);
     core_.ack_queue.push(core::PendingAck{
-        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}});
+        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}, held});
   }
 
   double unit_random() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -230,6 +231,30 @@ TEST_F(ExecutionTest, AStuckAcknowledgmentDoesNotDelayTheLeaseExtensionOfOtherIt
   consumer.stop();
   EXPECT_EQ(slow_runs.load(), 1);
   EXPECT_GE(consumer.stats().lease_extensions, 3u);
+}
+
+// An item whose handler has finished stays held, its lease extended, until its acknowledgment is
+// written: with acknowledgments batched for 3 s and leases of 1 s, no item runs twice.
+TEST_F(ExecutionTest, AFinishedItemKeepsItsLeaseUntilItsAcknowledgmentIsWritten) {
+  ConsumerConfig config = base_config();  // item leases of 1 s, extended every third of a second
+  config.worker.ack_interval = 3s;
+  Consumer consumer(config);
+  std::mutex mutex;
+  std::map<std::int64_t, int> runs;
+  consumer.handle("job", [&](JobContext& job) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++runs[job.item().id];
+    return JobResult::done();
+  });
+  for (int i = 0; i < 5; ++i) enqueue("tenant-" + std::to_string(i), "job");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 30s));
+  consumer.stop();
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(runs.size(), 5u);
+  for (const auto& [id, n] : runs) EXPECT_EQ(n, 1) << "item " << id << " ran again while its acknowledgment waited";
+  EXPECT_EQ(consumer.stats().items_lease_lost, 0u);
+  EXPECT_GE(consumer.stats().lease_extensions, 5u) << "the finished items' leases were extended";
 }
 
 // max_in_flight = 2 for "limited", 6 Workers, plenty of items of both types: never more than two

@@ -63,6 +63,12 @@ DECLARE
     settle_lag      interval[];
     settle_found    boolean[];
     settle_locked   boolean[];
+    -- Step 2's candidates, in zone order and each zone's order.
+    cand_ids        bigint[];
+    cand_ready      timestamptz[];
+    cand_zone       bigint[];
+    cand_bytes      integer[];
+    cand_total      bigint;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
@@ -116,34 +122,46 @@ BEGIN
 
     -- 2: dequeue from the zones that have vested items, streaming the leased items out.
     IF cardinality(found_zones) > 0 THEN
+        -- 2a: lock the candidates, up to dequeue_max vested items per zone, with each one's zone
+        -- (its ordinal in found_zones), rank in its zone and payload size.
+        SELECT coalesce(array_agg(c.id ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+               coalesce(array_agg(c.vesting_time ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+               coalesce(array_agg(z.n ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+               coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+               coalesce(sum(c.bytes), 0)
+          INTO cand_ids, cand_ready, cand_zone, cand_bytes, cand_total
+          FROM unnest(found_zones) WITH ORDINALITY z(tenant, n)
+          CROSS JOIN LATERAL (
+                SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
+                  FROM quick.items i
+                 WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
+                   AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                 ORDER BY i.priority, i.vesting_time
+                 LIMIT dequeue_max
+                   FOR NO KEY UPDATE SKIP LOCKED) c;
+        -- 2b: the byte budget (max_bytes of payload per visit). When the candidates exceed it, it is
+        -- filled round robin: every zone's first item, then every zone's second, ..., so that a
+        -- zone of big payloads cannot take the whole visit; the first item always goes. Items left
+        -- out stay vested (their locks end with this transaction), and step 3 requeues their
+        -- zones to vest now. Usually the candidates fit and this costs nothing.
+        IF cand_total > max_bytes THEN
+            SELECT coalesce(array_agg(x.id ORDER BY x.o), '{}'), coalesce(array_agg(x.ready ORDER BY x.o), '{}')
+              INTO cand_ids, cand_ready
+              FROM (SELECT y.id, y.ready, y.o, y.bytes,
+                           sum(y.bytes) OVER (ORDER BY y.k, y.zone ROWS UNBOUNDED PRECEDING) AS running
+                      FROM (SELECT u.id, u.ready, u.zone, u.bytes, u.o,
+                                   row_number() OVER (PARTITION BY u.zone ORDER BY u.o) AS k
+                              FROM unnest(cand_ids, cand_ready, cand_zone, cand_bytes) WITH ORDINALITY
+                                   u(id, ready, zone, bytes, o)) y) x
+             WHERE x.running - x.bytes < max_bytes;
+        END IF;
+        -- 2c: lease them, streaming the leased items out. The ids as an array, so that the update
+        -- reaches its rows through the primary key whatever the table's size (see the header).
         RETURN QUERY
-        WITH candidates AS MATERIALIZED (
-            SELECT z.n, c.id, c.vesting_time, c.bytes,
-                   row_number() OVER (PARTITION BY z.n ORDER BY c.priority, c.vesting_time, c.id) AS k
-              FROM unnest(found_zones) WITH ORDINALITY z(tenant, n)
-              CROSS JOIN LATERAL (
-                    SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
-                      FROM quick.items i
-                     WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
-                       AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
-                     ORDER BY i.priority, i.vesting_time
-                     LIMIT dequeue_max
-                       FOR NO KEY UPDATE SKIP LOCKED) c),
-        -- The byte budget (max_bytes of payload per visit), filled round robin: every zone's first
-        -- item, then every zone's second, ..., so that a zone of big payloads cannot take the
-        -- whole visit. The first item always goes. Items over the budget stay vested, and their
-        -- zones are requeued to vest now by step 3.
-        chosen AS MATERIALIZED (
-            SELECT x.id, x.vesting_time AS ready_at
-              FROM (SELECT c.id, c.vesting_time, c.bytes,
-                           sum(c.bytes) OVER (ORDER BY c.k, c.n ROWS UNBOUNDED PRECEDING) AS running
-                      FROM candidates c) x
-             WHERE x.running - x.bytes < max_bytes)
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
-          -- The ids as an array too, so that the update reaches its rows through the primary key
-          -- whatever the table's size (see the header).
-          FROM chosen WHERE i.id = chosen.id AND i.id = ANY (ARRAY(SELECT c.id FROM chosen c))
+          FROM unnest(cand_ids, cand_ready) chosen(id, ready_at)
+         WHERE i.id = chosen.id AND i.id = ANY (cand_ids)
         RETURNING 'item'::text, i.tenant, NULL::text, NULL::interval, i.id, i.job_type, i.priority, i.lease_id,
                   i.error_count, i.payload, i.enqueued_at, i.client_item_id, i.last_error,
                   now_ts - chosen.ready_at, now_ts - i.enqueued_at;

@@ -38,12 +38,16 @@ constexpr int kTenants = 20;
 
 enum class Isolation { kReadCommitted, kRepeatableRead, kSerializable };
 
-// What the producers know about their transactions' fates.
+// What the producers know about their transactions' fates, by item token: each item carries a
+// token of its own in its payload ({"t": "<producer>-<n>"}). Not by item id: ids come from a
+// sequence, and after a crash Postgres may hand out again the values it gave a transaction that
+// never committed (their WAL record need not have reached disk), so a rolled-back item's id can
+// name a later, committed one.
 struct Ledger {
   std::mutex mutex;
-  std::set<std::int64_t> committed;    // commit() returned
-  std::set<std::int64_t> rolled_back;  // aborted on purpose, or failed before COMMIT was sent
-  std::set<std::int64_t> in_doubt;     // the connection broke during COMMIT: either
+  std::set<std::string> committed;    // commit() returned
+  std::set<std::string> rolled_back;  // aborted on purpose, or failed before COMMIT was sent
+  std::set<std::string> in_doubt;     // the connection broke during COMMIT: either
   int transactions = 0;
   int retries = 0;  // serialization failures and broken connections, retried
 };
@@ -54,21 +58,26 @@ void run_producer(const std::string& url, Isolation isolation, unsigned seed, co
                   Ledger& ledger) {
   std::mt19937 random(seed);
   std::unique_ptr<pqxx::connection> conn;
+  long next_token = 0;
   while (!stop.load()) {
-    std::vector<std::int64_t> ids;
+    std::vector<std::string> ids;  // the tokens of this transaction's items
     bool commit_sent = false;
     try {
       if (!conn || !conn->is_open()) conn = std::make_unique<pqxx::connection>(url);
       auto enqueue = [&](pqxx::transaction_base& txn) {
         std::vector<NewItem> items;
         const int count = 1 + static_cast<int>(random() % 3);
-        for (int i = 0; i < count; ++i)
-          items.push_back(make_item("tenant-" + std::to_string(random() % kTenants), "chaos"));
+        for (int i = 0; i < count; ++i) {
+          const std::string token = std::to_string(seed) + "-" + std::to_string(next_token++);
+          items.push_back(
+              make_item("tenant-" + std::to_string(random() % kTenants), "chaos", "{\"t\": \"" + token + "\"}"));
+          ids.push_back(token);
+        }
         std::sort(items.begin(), items.end(), [](const NewItem& a, const NewItem& b) { return a.tenant < b.tenant; });
         if (random() % 2 == 0) {
-          for (const auto& result : enqueue_batch_in(txn, items)) ids.push_back(result.item_id);
+          enqueue_batch_in(txn, items);
         } else {
-          for (const auto& item : items) ids.push_back(enqueue_in(txn, item).item_id);
+          for (const auto& item : items) enqueue_in(txn, item);
         }
       };
       const bool roll_back = random() % 8 == 0;
@@ -160,7 +169,7 @@ TEST(ChaosTest, CommittedJobsRunAndRolledBackOnesNeverDoThroughKillsTerminations
   }
   const auto record_file = dir / "ran.txt";
   const auto config_file = dir / "worker.yaml";
-  write_text_file(config_file, R"(databases:
+  write_text_file(config_file, R"yaml(databases:
   - name: main
     url_env: CHAOS_DATABASE_URL
 scanner:
@@ -176,9 +185,9 @@ stop_deadline: 2s
 reconnect_delay_max: 200ms
 job_types:
   chaos:
-    command: 'echo "$QUICK_ITEM_ID" >> "$RECORD_FILE"'
+    command: 'printf "%s\\n" "$(cat)" >> "$RECORD_FILE"'
     environment: [RECORD_FILE]
-)");
+)yaml");
   int started_workers = 0;
   auto start_worker = [&] {
     const std::string name = "worker-" + std::to_string(started_workers++);
@@ -249,10 +258,14 @@ job_types:
   for (auto& worker : workers) worker->signal(SIGTERM);
   for (auto& worker : workers) worker->wait_for(seconds(15));
 
-  std::set<std::int64_t> ran;
+  // Each line is a payload as the command read it from standard input: {"t": "<token>"}.
+  std::set<std::string> ran;
   std::size_t runs = 0;
   for (const auto& line : read_lines(record_file)) {
-    ran.insert(std::stoll(line));
+    const auto end = line.rfind('"');
+    const auto start = end == std::string::npos ? end : line.rfind('"', end - 1);
+    ASSERT_NE(start, std::string::npos) << "unexpected record: " << line;
+    ran.insert(line.substr(start + 1, end - start - 1));
     ++runs;
   }
   std::cout << "[chaos] " << kChaosFor.count() << " s: " << kills << " workers killed, " << terminations
@@ -264,8 +277,8 @@ job_types:
   EXPECT_GT(ledger.committed.size(), 200u) << "too little work to mean anything";
   EXPECT_GE(crashes, 2);
   std::size_t missing = 0, phantom = 0;
-  for (const auto id : ledger.committed) missing += ran.count(id) == 0;
-  for (const auto id : ledger.rolled_back) phantom += ran.count(id);
+  for (const auto& id : ledger.committed) missing += ran.count(id) == 0;
+  for (const auto& id : ledger.rolled_back) phantom += ran.count(id);
   EXPECT_EQ(missing, 0u) << "committed jobs that never ran";
   EXPECT_EQ(phantom, 0u) << "rolled-back jobs that ran";
   EXPECT_EQ(count("SELECT count(*) FROM quick.orphaned_zones"), 0);

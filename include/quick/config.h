@@ -49,6 +49,17 @@ struct ScannerConfig {
   // How long the Scanner sleeps after a round over all databases found no vested pointer.
   // Bounds the pickup latency of an idle queue. Range 1ms..10s. Default 20ms.
   Millis idle_poll_interval{20};
+  // Listen for wake-up notifications (channel quick_wakeup; docs/consumer.md#waking-up) on one more
+  // connection per database. A new zone, or an item that vests before its parked zone's pointer,
+  // notifies; so an idle Scanner sleeps until then, until the next pointer vests (its scans
+  // read when), or listening_poll_interval, whichever comes first, instead of polling. Off, or
+  // while a listener connection is down, it polls every idle_poll_interval. Turn off where
+  // LISTEN does not work (a pooler in transaction mode). Default true.
+  bool listen_for_wakeups = true;
+  // The longest an idle Scanner sleeps while listening: a fallback for work no notification
+  // announced (e.g. from a transaction that set quick.wake_consumers = off); never shorter than
+  // idle_poll_interval. Range 1ms..10min. Default 1s.
+  Millis listening_poll_interval{1000};
   // Take part in the per-database election of the in-order Scanner (one consumer at a time
   // processes pointers in vesting order, so no pointer starves). Default true.
   bool in_order_election = true;

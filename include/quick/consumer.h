@@ -29,6 +29,7 @@
 // Thread safety: all public methods may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,19 @@ class Consumer {
   void start();
   // Stops the consumer, as described under "Lifecycle" above.
   void stop();
+
+  // Waits until the consumer serves every database: its Scanner has completed a scan of each
+  // since start(), and (with scanner.listen_for_wakeups) its wake-up listener listens on each, so
+  // an item enqueued from now on is found without waiting for a poll. Returns false if that did
+  // not happen within `timeout` (a database unreachable, say), or the consumer was never started
+  // or is stopped. For tests and health checks; a consumer works without anyone waiting for it.
+  bool wait_until_ready(std::chrono::milliseconds timeout) const;
+  // Waits until the consumer holds no work at one moment: nothing buffered, no handler running,
+  // no acknowledgment waiting to be written, no Manager visit in progress. Says nothing about the
+  // database: items may be queued that have not vested, or that the next scan will find (to wait
+  // for a drained queue, query quick.items). Returns false on timeout, or if the consumer was
+  // never started or is stopped.
+  bool wait_until_idle(std::chrono::milliseconds timeout) const;
 
   // A consistent-enough snapshot of the counters (each counter is exact; they are read one by one).
   ConsumerStats stats() const;

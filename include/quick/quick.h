@@ -16,6 +16,7 @@
 #include "quick/errors.h"
 #include "quick/handler.h"
 #include "quick/item.h"
+#include "quick/logging.h"
 #include "quick/migrate.h"
 #include "quick/producer.h"
 #include "quick/stats.h"

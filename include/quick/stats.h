@@ -28,6 +28,7 @@ struct ConsumerStats {
   std::uint64_t in_order_scans = 0;           // scans done as the in-order Scanner
   std::uint64_t pulls_applied = 0;            // parked pointers pulled earlier
   std::uint64_t pointers_left_to_owners = 0;  // vested, left to their owners (partition_grace)
+  std::uint64_t wakeups = 0;                  // wake-up notifications received (quick_wakeup)
   // Managers
   std::uint64_t visits = 0;                        // Manager visits done (one statement each)
   std::uint64_t pointer_lease_attempts = 0;        // zones in those visits

@@ -82,9 +82,12 @@ BEGIN
                SELECT 1 FROM quick.pointers p
                 WHERE p.tenant = m.tenant AND p.vesting_time > m.first AND p.lease_id IS NULL
                   FOR NO KEY UPDATE SKIP LOCKED) x),
+    -- The zones vest at commit, unannounced otherwise: RETURNING notifies (a data-modifying CTE
+    -- runs to completion, RETURNING included, though nothing reads it).
     moved AS (
         UPDATE quick.pointers p SET vesting_time = c.first
-          FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first),
+          FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first
+        RETURNING quick.notify_consumers()),
     pulls AS (
         INSERT INTO quick.pointer_pulls (tenant, vesting_time)
         SELECT l.tenant, l.first FROM locked l, complete c

@@ -59,7 +59,9 @@ BEGIN
            AND p.tenant = (SELECT x.tenant FROM quick.pointers x
                             WHERE x.tenant = tenant AND x.vesting_time > new_vesting AND x.lease_id IS NULL
                               FOR NO KEY UPDATE SKIP LOCKED);
-        IF NOT FOUND THEN
+        IF FOUND THEN
+            PERFORM quick.notify_consumers();  -- the zone vests at commit, unannounced otherwise
+        ELSE
             INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
         END IF;
     END IF;

@@ -1,7 +1,9 @@
 -- The Scanner's one call per scan (Algorithm 1, line 6): apply the pending pull requests
 -- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
 -- vested pointers in vesting order, from the pointers_vesting index. The first row, with a NULL
--- tenant, says how many pointers the pulls moved.
+-- tenant, says how many pointers the pulls moved, and in vesting_time when the next pointer vests
+-- (NULL: none is parked), or now when pull requests are left that a locked pointer kept from
+-- being applied: an idle Scanner sleeps until then at most (docs/consumer.md#waking-up).
 CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -12,7 +14,12 @@ BEGIN
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
     PERFORM quick.check_argument(max_pulls > 0,
         'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
-    RETURN QUERY SELECT NULL::text, NULL::timestamptz, quick.apply_pointer_pulls(max_pulls);
+    pulled := quick.apply_pointer_pulls(max_pulls);
+    RETURN QUERY SELECT NULL::text,
+        CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN statement_timestamp()
+             ELSE (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp())
+        END,
+        pulled;
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
 END
 $$;

@@ -14,6 +14,7 @@
 #include "manager/manager.h"
 #include "quick/errors.h"
 #include "scanner/scanner.h"
+#include "scanner/wakeup_listener.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
 #include "worker/acknowledger.h"
@@ -71,6 +72,7 @@ class Consumer::Impl {
     for (int i = 0; i < config.worker.threads; ++i) workers_.emplace_back([core, i] { worker::run_worker(core, i); });
     for (int i = 0; i < config.manager.threads; ++i)
       managers_.emplace_back([core, i] { manager::run_manager(core, i); });
+    if (config.scanner.listen_for_wakeups) listener_ = std::thread([core] { scanner::run_wakeup_listener(core); });
     scanner_ = std::thread([core] { scanner::run_scanner(core); });
   }
 
@@ -88,7 +90,10 @@ class Consumer::Impl {
     log_->info("consumer {} stopping", core.config.consumer_id);
 
     core.stop_scanning.request();
+    core.wakeups.signal();
+    core.listener_stop.signal();
     if (scanner_.joinable()) scanner_.join();
+    if (listener_.joinable()) listener_.join();
     core.manager_queue.close();
     for (auto& manager : managers_) manager.join();
     for (auto& batch : core.manager_queue.take_all()) {
@@ -144,7 +149,40 @@ class Consumer::Impl {
 
   const ConsumerConfig& config() const { return core_->config; }
 
+  bool wait_until_ready(std::chrono::milliseconds timeout) const {
+    const auto& core = *core_;
+    return wait_for(
+        [&] {
+          const bool scanned = std::all_of(core.databases.begin(), core.databases.end(),
+                                           [](const auto& db) { return db->scanned.load(); });
+          return scanned && (!core.config.scanner.listen_for_wakeups || core.listening_to_all());
+        },
+        timeout);
+  }
+
+  bool wait_until_idle(std::chrono::milliseconds timeout) const {
+    const auto& core = *core_;
+    return wait_for(
+        [&] { return core.work_queue.held() == 0 && core.visits_in_flight.load() == 0 && core.ack_queue.size() == 0; },
+        timeout);
+  }
+
  private:
+  // Polls `condition` every millisecond while the consumer runs, up to `timeout`.
+  template <typename Condition>
+  bool wait_for(Condition condition, std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(lifecycle_);
+        if (!started_ || stopped_) return false;
+      }
+      if (condition()) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   void release_buffered_items() {
     auto& core = *core_;
     for (const auto& held : core.work_queue.drain()) {
@@ -159,10 +197,10 @@ class Consumer::Impl {
 
   std::shared_ptr<core::ConsumerCore> core_;
   std::shared_ptr<spdlog::logger> log_;
-  std::mutex lifecycle_;
+  mutable std::mutex lifecycle_;
   bool started_ = false;  // guarded by lifecycle_
   bool stopped_ = false;  // guarded by lifecycle_
-  std::thread scanner_;
+  std::thread scanner_, listener_;
   std::vector<std::thread> managers_, workers_, background_;
 };
 
@@ -172,6 +210,8 @@ void Consumer::handle(const std::string& job_type, Handler handler) { impl_->han
 void Consumer::start() { impl_->start(); }
 void Consumer::stop() { impl_->stop(); }
 ConsumerStats Consumer::stats() const { return impl_->stats(); }
+bool Consumer::wait_until_ready(std::chrono::milliseconds timeout) const { return impl_->wait_until_ready(timeout); }
+bool Consumer::wait_until_idle(std::chrono::milliseconds timeout) const { return impl_->wait_until_idle(timeout); }
 const ConsumerConfig& Consumer::config() const { return impl_->config(); }
 
 }  // namespace quick

@@ -28,7 +28,7 @@ std::string ConsumerStats::to_string() const {
       << " requeued=" << pointers_requeued << " parked=" << pointers_parked << " collected=" << pointers_collected
       << " released_busy=" << pointers_released_busy << " pulls=" << pulls_applied << "\n"
       << "scanner: scans=" << scans << " peeked=" << pointers_peeked << " selected=" << pointers_selected
-      << " in_order_scans=" << in_order_scans << " left_to_owners=" << pointers_left_to_owners
+      << " in_order_scans=" << in_order_scans << " left_to_owners=" << pointers_left_to_owners << " wakeups=" << wakeups
       << " live_consumers=" << live_consumers << " pointers_per_visit=" << pointers_per_visit
       << (in_order_role ? " (in-order role)" : "") << "\n"
       << "pickup latency: " << latency_text(pickup_latency) << "\n"

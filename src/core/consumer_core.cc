@@ -35,6 +35,7 @@ void ConsumerCore::notify_visit_finished() {
     ++visits_finished;
   }
   visit_finished.notify_all();
+  wakeups.signal();
 }
 
 void ConsumerCore::wait_for_visit(std::chrono::milliseconds timeout) {

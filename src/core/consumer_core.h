@@ -23,8 +23,10 @@
 #include "quick/handler.h"
 #include "store/consumer_store.h"
 #include "util/blocking_queue.h"
+#include "util/event_fd.h"
 #include "util/once_per_key.h"
 #include "util/stop_signal.h"
+#include "util/wake_signal.h"
 
 namespace quick::core {
 
@@ -44,6 +46,8 @@ struct DatabaseRuntime {
   std::atomic<int> live_consumers{1};
   // Zones per visit the Scanner hands to Managers now (scanner/visit_size.h), for stats().
   std::atomic<int> pointers_per_visit{0};
+  // The Scanner has completed a scan of this database since start (Consumer::wait_until_ready).
+  std::atomic<bool> scanned{false};
 
   // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
   // them out of its selections (Algorithm 1, line 7).
@@ -104,6 +108,15 @@ struct ConsumerCore {
   std::mutex visit_mutex;
   std::condition_variable visit_finished;
   std::uint64_t visits_finished = 0;  // guarded by visit_mutex
+  // Wake-ups of an idle Scanner: signalled by the wake-up listener when a notification arrives
+  // (or its connection was lost), by every visit's end, and by stop(). docs/consumer.md#waking-up.
+  util::WakeSignal wakeups;
+  // Databases whose wake-up listener connection is up; the Scanner sleeps longer than
+  // idle_poll_interval only while this equals databases.size().
+  std::atomic<int> databases_listening{0};
+  bool listening_to_all() const { return databases_listening.load() == static_cast<int>(databases.size()); }
+  util::EventFd listener_stop;  // ends the listener's poll() at stop
+
   WorkQueue work_queue;
   util::BlockingQueue<PendingAck> ack_queue;
   std::unique_ptr<LeaseKeeper> lease_keeper;

@@ -16,7 +16,7 @@
 // clang-format off
 #define QUICK_CONSUMER_COUNTERS(X)                                                                    \
   X(scans) X(pointers_peeked) X(pointers_selected) X(in_order_scans) X(pulls_applied)                 \
-  X(pointers_left_to_owners)                                                                          \
+  X(pointers_left_to_owners) X(wakeups)                                                              \
   X(visits) X(pointer_lease_attempts) X(pointer_leases_won) X(pointer_leases_lost)                    \
   X(pointer_conflicts_locked) X(pointer_conflicts_not_vested) X(pointer_conflicts_gone)               \
   X(pointers_requeued) X(pointers_parked) X(pointers_collected) X(pointers_released_busy)             \

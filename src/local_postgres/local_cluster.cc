@@ -249,6 +249,8 @@ void append_settings(const fs::path& config, int port) {
       "\n"
       "unix_socket_directories = ''\n"
       "max_connections = 200\n"
+      "# Two-phase commit, for applications and tests that prepare transactions.\n"
+      "max_prepared_transactions = 20\n"
       "password_encryption = 'scram-sha-256'\n";
   const int fd = ::open(config.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   struct stat info {};

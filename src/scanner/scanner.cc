@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "core/database_session.h"
@@ -29,6 +30,11 @@ struct ScannedDatabase {
   ConsumerMembership membership;
   util::RetryDelay retry_delay;
   VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
+  // From the last scan: how long until work vests here that no notification will announce
+  // (unset: nothing is parked; zero or less: pull requests are left over), and whether vested
+  // pointers were left to their owners.
+  std::optional<std::chrono::microseconds> next_vesting_in;
+  bool left_to_owners = false;
 };
 
 // Renews the in-order role and the membership of every database when due, also while the
@@ -128,6 +134,11 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   }
   db.others_vested_since.end_peek();
   core::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
+  db.left_to_owners = candidates > eligible.size();
+  db.next_vesting_in.reset();
+  if (scan.next_vesting) {
+    db.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting - scan.database_now);
+  }
   const bool in_order = db.election.holds();
   if (in_order) core::add(core.counters.in_order_scans);
   const bool alone = db.membership.alone();
@@ -161,6 +172,33 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   return outcome;
 }
 
+// How long a round that selected nothing sleeps, unless woken. Listening on every database: until
+// the earliest moment new work can vest unannounced: the next parked pointer's vesting time, the
+// owners' grace for pointers left to them, or listening_poll_interval as a fallback (never less
+// than idle_poll_interval); pull requests left over (their pointers were locked, e.g. by an open
+// enqueue) are tried again after idle_poll_interval, as a poll would. Not listening:
+// idle_poll_interval, every time. Never longer than a third of the leases, which only the
+// Scanner renews.
+std::chrono::milliseconds idle_wait(const ConsumerCore& core,
+                                    const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
+  using std::chrono::milliseconds;
+  const auto& scanner = core.config.scanner;
+  auto wait = scanner.idle_poll_interval;
+  if (scanner.listen_for_wakeups && core.listening_to_all()) {
+    wait = std::max(scanner.listening_poll_interval, scanner.idle_poll_interval);
+    for (const auto& db : databases) {
+      if (db->left_to_owners) wait = std::min(wait, std::max(milliseconds(1), scanner.partition_grace));
+      if (!db->next_vesting_in) continue;
+      if (db->next_vesting_in->count() <= 0) {
+        wait = std::min(wait, scanner.idle_poll_interval);
+      } else {  // rounded up, so that the pointer has vested when the Scanner looks
+        wait = std::min(wait, std::chrono::ceil<milliseconds>(*db->next_vesting_in));
+      }
+    }
+  }
+  return std::min(wait, scanner.in_order_lease_duration / 3);
+}
+
 }  // namespace
 
 void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
@@ -175,7 +213,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration, scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),
-        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}}));
+        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}, std::nullopt,
+        false}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());
@@ -184,6 +223,9 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   log->info("started: {} database(s), peek_max={}, selection_frac={}, selection_max={}", databases.size(),
             scanner.peek_max, scanner.selection_frac, scanner.selection_max);
   while (!core.stop_scanning.requested()) {
+    // Read before the round looks for work, so a notification that arrives during it ends the
+    // sleep after it at once.
+    const std::uint64_t wakeups_seen = core.wakeups.generation();
     std::shuffle(order.begin(), order.end(), random);  // Algorithm 1, line 1
     int selected_this_round = 0;
     bool all_busy = false;
@@ -199,6 +241,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       while (processed < scanner.processing_bound && wait_for_room(core, databases, *log)) {
         try {
           const ScanOutcome outcome = scan_once(core, db, index, random);
+          db.runtime->scanned.store(true);
           processed += outcome.selected;
           selected_this_round += outcome.selected;
           all_busy = all_busy || outcome.all_busy;
@@ -214,13 +257,12 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     }
     if (selected_this_round == 0) {
       // Nothing new to select. If only because this consumer is busy with every vested zone,
-      // look again soon: when a visit ends, or after a quarter of the idle interval, so that a
-      // quiet tenant's new item (a pull request, applied by the next scan) is found promptly.
-      // Otherwise the queue is idle: poll.
-      // Never longer than a third of the leases, which only the Scanner renews.
-      const auto idle = std::min(scanner.idle_poll_interval, scanner.in_order_lease_duration / 3);
-      if (all_busy) core.wait_for_visit(std::max(std::chrono::milliseconds(1), idle / 4));
-      else core.stop_scanning.wait_for(idle);
+      // look again soon: when a visit ends or a notification comes, or after a quarter of the
+      // idle interval, so that a quiet tenant's new item is found promptly. Otherwise the queue
+      // is idle: sleep until woken (a notification, a visit's end) or new work can vest.
+      const auto busy_wait = std::max(std::chrono::milliseconds(1),
+                                      std::min(scanner.idle_poll_interval, scanner.in_order_lease_duration / 3) / 4);
+      core.wakeups.wait_for(wakeups_seen, all_busy ? busy_wait : idle_wait(core, databases));
     }
   }
   for (auto& db : databases) {

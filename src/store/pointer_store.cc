@@ -65,6 +65,7 @@ Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls)
     scan.database_now = db_time_from_micros(row[3].as<std::int64_t>());
     if (row[0].is_null()) {
       scan.pulled = row[2].as<int>();
+      if (!row[1].is_null()) scan.next_vesting = db_time_from_micros(row[1].as<std::int64_t>());
       continue;
     }
     scan.pointers.push_back(PeekedPointer{row[0].as<std::string>(), db_time_from_micros(row[1].as<std::int64_t>())});

@@ -132,7 +132,8 @@ databases:
     url: "host=127.0.0.1 port=5432 dbname=app"
   - url: "postgresql://quick@db2.example/app"
 scanner:   { peek_max: 500, selection_frac: 0.05, selection_max: 300, processing_bound: 7000,
-             idle_poll_interval: 50ms, in_order_election: false, in_order_lease_duration: 7s,
+             idle_poll_interval: 50ms, listen_for_wakeups: false, listening_poll_interval: 3s,
+             in_order_election: false, in_order_lease_duration: 7s,
              partition_grace: 250ms, pulls_per_scan: 123 }
 manager:   { threads: 3, dequeue_max: 20, p_duration: 1500ms, min_inactive: 2m,
              pointers_per_batch: 8, pointers_per_batch_alone: 32 }
@@ -165,6 +166,8 @@ job_types:
   EXPECT_EQ(config.scanner.selection_max, 300);
   EXPECT_EQ(config.scanner.processing_bound, 7000);
   EXPECT_EQ(config.scanner.idle_poll_interval, Millis(50));
+  EXPECT_FALSE(config.scanner.listen_for_wakeups);
+  EXPECT_EQ(config.scanner.listening_poll_interval, seconds(3));
   EXPECT_FALSE(config.scanner.in_order_election);
   EXPECT_EQ(config.scanner.in_order_lease_duration, seconds(7));
   EXPECT_EQ(config.scanner.partition_grace, std::chrono::milliseconds(250));
@@ -218,6 +221,11 @@ TEST_F(ConfigTest, ScannerRangesNameTheOption) {
       {"scanner: {processing_bound: -1}", "scanner.processing_bound must be >= 1, got -1"},
       {"scanner: {idle_poll_interval: 0ms}", "scanner.idle_poll_interval must be between 1ms and 10s, got 0s"},
       {"scanner: {idle_poll_interval: 11s}", "scanner.idle_poll_interval must be between 1ms and 10s, got 11s"},
+      {"scanner: {listening_poll_interval: 0ms}",
+       "scanner.listening_poll_interval must be between 1ms and 10m, got 0s"},
+      {"scanner: {listening_poll_interval: 11m}",
+       "scanner.listening_poll_interval must be between 1ms and 10m, got 11m"},
+      {"scanner: {listen_for_wakeups: sometimes}", "scanner.listen_for_wakeups"},
       {"scanner: {in_order_lease_duration: 999ms}",
        "scanner.in_order_lease_duration must be between 1s and 10m, got 999ms"},
       {"scanner: {in_order_lease_duration: 11m}",
@@ -663,6 +671,8 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.scanner.selection_max, defaults.scanner.selection_max);
   EXPECT_EQ(documented.scanner.processing_bound, defaults.scanner.processing_bound);
   EXPECT_EQ(documented.scanner.idle_poll_interval, defaults.scanner.idle_poll_interval);
+  EXPECT_EQ(documented.scanner.listen_for_wakeups, defaults.scanner.listen_for_wakeups);
+  EXPECT_EQ(documented.scanner.listening_poll_interval, defaults.scanner.listening_poll_interval);
   EXPECT_EQ(documented.scanner.in_order_election, defaults.scanner.in_order_election);
   EXPECT_EQ(documented.scanner.in_order_lease_duration, defaults.scanner.in_order_lease_duration);
   EXPECT_EQ(documented.scanner.partition_grace, defaults.scanner.partition_grace);

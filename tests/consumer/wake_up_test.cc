@@ -1,0 +1,158 @@
+// An idle consumer learns about new work from notifications, not by polling
+// (docs/consumer.md#waking-up): it sleeps for long stretches, wakes for a new item at once,
+// wakes for a delayed item when it vests, falls back to polling while its listener connection
+// is lost and listens again afterwards, and stops promptly while asleep.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "quick/consumer.h"
+#include "quick/producer.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using testing::Clock;
+using testing::eventually;
+using testing::milliseconds;
+using testing::seconds;
+
+class WakeUpTest : public testing::DatabaseTest {
+ protected:
+  // Polling alone would find new work only every 10 s (and renewals every 20 s): anything faster
+  // is the notifications' doing.
+  ConsumerConfig sleepy_config(const std::string& id) {
+    ConsumerConfig config = testing::fast_config(url(), id);
+    config.scanner.idle_poll_interval = seconds(10);
+    config.scanner.listening_poll_interval = std::chrono::minutes(10);
+    config.scanner.in_order_lease_duration = seconds(60);
+    return config;
+  }
+
+  void enqueue(const std::string& tenant, milliseconds delay = milliseconds(0)) {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    NewItem item;
+    item.tenant = tenant;
+    item.job_type = "job";
+    item.vesting_delay = delay;
+    enqueue_in(txn, item);
+    txn.commit();
+  }
+
+  int listener_backends(const std::string& consumer_id) {
+    return query_value<int>("SELECT count(*) FROM pg_stat_activity WHERE application_name = " +
+                            connect()->quote("quick/" + consumer_id + "/listener"));
+  }
+
+  // Waits until the consumer has scanned and gone to sleep with its listener connected.
+  void wait_until_asleep(Consumer& consumer, const std::string& id) {
+    ASSERT_TRUE(eventually([&] { return consumer.stats().scans > 0 && listener_backends(id) == 1; }, seconds(10)));
+    std::this_thread::sleep_for(milliseconds(300));
+  }
+};
+
+TEST_F(WakeUpTest, AnIdleConsumerSleepsAndANewItemWakesItAtOnce) {
+  Consumer consumer(sleepy_config("sleepy"));
+  std::atomic<int> runs{0};
+  consumer.handle("job", [&](JobContext&) {
+    ++runs;
+    return JobResult::done();
+  });
+  consumer.start();
+  wait_until_asleep(consumer, "sleepy");
+
+  const auto scans_before = consumer.stats().scans;
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_LE(consumer.stats().scans - scans_before, 1u) << "an idle, listening Scanner does not poll";
+
+  const auto enqueued = Clock::now();
+  enqueue("tenant");
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(5))) << "woken by the notification";
+  EXPECT_LT(testing::seconds_since(enqueued), 5.0);
+  EXPECT_GE(consumer.stats().wakeups, 1u);
+  consumer.stop();
+}
+
+TEST_F(WakeUpTest, ADelayedItemRunsWhenItVestsWithoutPolling) {
+  Consumer consumer(sleepy_config("delayed"));
+  std::atomic<bool> ran{false};
+  Clock::time_point ran_at;
+  consumer.handle("job", [&](JobContext&) {
+    ran_at = Clock::now();
+    ran = true;
+    return JobResult::done();
+  });
+  consumer.start();
+  wait_until_asleep(consumer, "delayed");
+
+  const auto enqueued = Clock::now();
+  enqueue("later", milliseconds(1500));  // notifies (a new zone); its scan learns when it vests
+  ASSERT_TRUE(eventually([&] { return ran.load(); }, seconds(8)));
+  const double after = std::chrono::duration<double>(ran_at - enqueued).count();
+  EXPECT_GE(after, 1.4) << "not before it vests";
+  EXPECT_LT(after, 8.0) << "the Scanner slept until the pointer vested, not a poll interval";
+  consumer.stop();
+}
+
+TEST_F(WakeUpTest, ALostListenerFallsBackToPollingAndListensAgain) {
+  ConsumerConfig config = sleepy_config("relisten");
+  config.scanner.idle_poll_interval = milliseconds(50);  // the fallback while not listening
+  Consumer consumer(config);
+  std::atomic<int> runs{0};
+  consumer.handle("job", [&](JobContext&) {
+    ++runs;
+    return JobResult::done();
+  });
+  consumer.start();
+  wait_until_asleep(consumer, "relisten");
+
+  query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quick/relisten/listener'");
+  enqueue("during_outage");  // its notification may reach nobody
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(10))) << "found by the fallback poll";
+
+  ASSERT_TRUE(eventually([&] { return listener_backends("relisten") == 1; }, seconds(10))) << "listening again";
+  std::this_thread::sleep_for(milliseconds(300));
+  const auto wakeups_before = consumer.stats().wakeups;
+  enqueue("after_outage");
+  ASSERT_TRUE(eventually([&] { return runs.load() == 2; }, seconds(10)));
+  EXPECT_GT(consumer.stats().wakeups, wakeups_before) << "the new listener received the notification";
+  consumer.stop();
+}
+
+TEST_F(WakeUpTest, WithListeningOffTheConsumerPollsAndOpensNoListenerConnection) {
+  ConsumerConfig config = testing::fast_config(url(), "polling");
+  config.scanner.listen_for_wakeups = false;
+  Consumer consumer(config);
+  std::atomic<int> runs{0};
+  consumer.handle("job", [&](JobContext&) {
+    ++runs;
+    return JobResult::done();
+  });
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return consumer.stats().scans > 0; }, seconds(10)));
+  enqueue("polled");
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(10)));
+  EXPECT_EQ(listener_backends("polling"), 0);
+  EXPECT_EQ(consumer.stats().wakeups, 0u);
+  consumer.stop();
+}
+
+TEST_F(WakeUpTest, StopIsPromptWhileTheConsumerSleeps) {
+  Consumer consumer(sleepy_config("stopping"));
+  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
+  consumer.start();
+  wait_until_asleep(consumer, "stopping");
+  const auto asked = Clock::now();
+  consumer.stop();
+  EXPECT_LT(testing::seconds_since(asked), 2.0);
+  EXPECT_EQ(listener_backends("stopping"), 0) << "the listener's connection is closed";
+}
+
+}  // namespace
+}  // namespace quick

@@ -1,0 +1,153 @@
+// Which enqueues notify channel quick_wakeup (sql/functions/wake_consumers.sql): those that make
+// work vest earlier than the Scanners know (a new zone's pointer, a pull request), on every
+// enqueue path; never an enqueue into a zone whose pointer is already due, a rolled-back one, or
+// one whose transaction turned notifications off (which PREPARE TRANSACTION needs).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "quick/producer.h"
+#include "support/enqueue_paths.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using testing::EnqueuePath;
+
+// A session that LISTENs on quick_wakeup and counts what arrives.
+class Listener final : public pqxx::notification_receiver {
+ public:
+  explicit Listener(pqxx::connection& conn) : pqxx::notification_receiver(conn, "quick_wakeup"), conn_(conn) {}
+  void operator()(const std::string&, int) override { ++received_; }
+
+  // Notifications that arrive within `wait` (all of them: it keeps reading until the wait ends).
+  int received_within(std::chrono::milliseconds wait) {
+    received_ = 0;
+    const auto end = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < end) conn_.await_notification(0, 20000);
+    return received_;
+  }
+
+ private:
+  pqxx::connection& conn_;
+  int received_ = 0;
+};
+
+constexpr std::chrono::milliseconds kWait{300};
+
+class WakeUpNotificationTest : public testing::DatabaseTest, public ::testing::WithParamInterface<EnqueuePath> {
+ protected:
+  void SetUp() override {
+    DatabaseTest::SetUp();
+    listening_ = connect();
+    listener_ = std::make_unique<Listener>(*listening_);
+  }
+  void TearDown() override {
+    listener_.reset();
+    listening_.reset();
+    DatabaseTest::TearDown();
+  }
+
+  // One committed enqueue through the path under test; returns the notifications it sent.
+  int enqueue_and_count(const std::string& tenant) {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    const auto rows = txn.exec(testing::enqueue_statement(GetParam(), tenant));
+    if (rows.empty()) txn.exec(testing::enqueue_statement(EnqueuePath::kSqlFunction, tenant));  // new zone
+    txn.commit();
+    return listener_->received_within(kWait);
+  }
+
+  std::unique_ptr<pqxx::connection> listening_;
+  std::unique_ptr<Listener> listener_;
+};
+
+TEST_P(WakeUpNotificationTest, ANewZoneNotifiesOnceItCommits) { EXPECT_EQ(enqueue_and_count("new"), 1); }
+
+TEST_P(WakeUpNotificationTest, AZoneWhosePointerIsAlreadyDueSendsNothing) {
+  query("SELECT quick.enqueue('due', 'job')");
+  listener_->received_within(kWait);  // the zone's creation
+  EXPECT_EQ(enqueue_and_count("due"), 0);
+}
+
+TEST_P(WakeUpNotificationTest, AnItemThatVestsBeforeItsParkedZonesPointerNotifies) {
+  query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
+  listener_->received_within(kWait);
+  EXPECT_EQ(enqueue_and_count("parked"), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = 'parked'"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, WakeUpNotificationTest, ::testing::ValuesIn(testing::every_enqueue_path()),
+                         [](const auto& info) { return testing::enqueue_path_name(info.param); });
+
+class WakeUpSettingTest : public testing::DatabaseTest {};
+
+TEST_F(WakeUpSettingTest, ARolledBackEnqueueSendsNothing) {
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  {
+    pqxx::work txn(*conn);
+    txn.exec("SELECT quick.enqueue('rolled_back', 'job')");
+    txn.abort();
+  }
+  EXPECT_EQ(listener.received_within(kWait), 0);
+}
+
+TEST_F(WakeUpSettingTest, ATransactionThatTurnsNotificationsOffSendsNoneAndCanBePrepared) {
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  pqxx::nontransaction session(*conn);
+  session.exec("BEGIN");
+  session.exec("SET LOCAL quick.wake_consumers = off");
+  session.exec("SELECT quick.enqueue('prepared', 'job')");
+  session.exec("PREPARE TRANSACTION 'wake_up_test'");
+  session.exec("COMMIT PREPARED 'wake_up_test'");
+  EXPECT_EQ(listener.received_within(kWait), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'prepared'"), 1);
+
+  // Without the setting Postgres refuses to prepare it: the reason the setting exists.
+  session.exec("BEGIN");
+  session.exec("SELECT quick.enqueue('refused', 'job')");
+  EXPECT_THROW(session.exec("PREPARE TRANSACTION 'wake_up_test_2'"), pqxx::feature_not_supported);
+  session.exec("ROLLBACK");
+}
+
+TEST_F(WakeUpSettingTest, ARetryThatVestsBeforeItsParkedPointerNotifiesThroughItsPullRequest) {
+  query("SELECT quick.enqueue('retried', 'job', '{}', interval '1 hour')");
+  auto listening = connect();
+  Listener listener(*listening);
+  query("SELECT quick.request_pointer_pulls(ARRAY['retried'], ARRAY[now()])");
+  EXPECT_EQ(listener.received_within(kWait), 1);
+}
+
+// A producer that pulls a parked zone's pointer in its own transaction records no request: the
+// pull itself notifies, single item and batch alike.
+TEST_F(WakeUpSettingTest, PullingAParkedPointerInTheCallersTransactionNotifies) {
+  query("SELECT quick.enqueue('single', 'job', '{}', interval '1 hour')");
+  query("SELECT quick.enqueue('batch', 'job', '{}', interval '1 hour')");
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  EnqueueOptions pulling;
+  pulling.pull_in_transaction = true;
+  NewItem item;
+  item.job_type = "job";
+  for (const bool batch : {false, true}) {
+    item.tenant = batch ? "batch" : "single";
+    pqxx::work txn(*conn);
+    if (batch) enqueue_batch_in(txn, {item, item}, pulling);
+    else enqueue_in(txn, item, pulling);
+    txn.commit();
+    EXPECT_EQ(listener.received_within(kWait), 1) << item.tenant;
+  }
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0) << "pulled, not requested";
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE vesting_time > now()"), 0);
+}
+
+}  // namespace
+}  // namespace quick

@@ -73,7 +73,8 @@ void print_header(const DemoCommandOptions& options, const std::string& server_u
             << " jobs each queued up front; " << human_number(load.quiet_rate) << " jobs/s for " << load.quiet_tenants
             << " quiet tenants over " << load.seconds << " s;\n"
             << "  each job takes " << load.job_ms << " ms; " << load.worker_threads()
-            << " worker threads per queue (quick-pg: " << load.consumers << " consumers x " << load.workers << ").\n"
+            << " worker threads per queue (quick-pg: " << load.consumers
+            << (load.consumers == 1 ? " consumer" : " consumers") << " x " << load.workers << ").\n"
             << "demo database: " << options.demo_database << ", dropped and created anew, on the server of\n  "
             << util::redact_passwords(server_url)
             << (local ? "\n  (the local cluster: `build/quick db stop` stops it)" : "") << "\n"

@@ -1,0 +1,35 @@
+// How `quick demo` hears Ctrl-C (SIGINT) and SIGTERM. The signals are blocked in the thread that
+// creates a DemoStopSignals, and so in every thread it starts afterwards (consumers, FIFO workers,
+// the producer): none of them is interrupted halfway through a transaction. Only the main thread
+// takes them, with sigtimedwait, between steps and while it waits, and then stops everything in
+// order: no handler runs in a signal context, and nothing is left leased or locked.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+
+namespace quick::cli {
+
+class DemoStopSignals {
+ public:
+  DemoStopSignals();  // blocks SIGINT and SIGTERM in the calling thread
+  DemoStopSignals(const DemoStopSignals&) = delete;
+  DemoStopSignals& operator=(const DemoStopSignals&) = delete;
+
+  // Waits up to `timeout` for SIGINT or SIGTERM; true once one has arrived (now or before).
+  bool wait_for(std::chrono::milliseconds timeout);
+  // Whether one has arrived, without waiting.
+  bool received() { return wait_for(std::chrono::milliseconds(0)); }
+  // The signal received (0 before one is), its name, and the exit status it calls for: 128 + the
+  // signal number, as a shell reports a command a signal ended (130 for Ctrl-C).
+  int signal_number() const { return signal_; }
+  const char* signal_name() const;
+  int exit_status() const { return 128 + signal_; }
+
+ private:
+  sigset_t signals_;
+  int signal_ = 0;
+};
+
+}  // namespace quick::cli

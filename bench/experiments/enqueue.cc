@@ -146,6 +146,20 @@ Phase quick_single() {
           }};
 }
 
+// Autocommit: one statement, no BEGIN/COMMIT, for a producer with nothing else to commit.
+Phase plain_single_autocommit() {
+  return {"plain-1-autocommit", 1, [](pqxx::connection& conn, JobSource& jobs) {
+            conn.prepare("plain_one", kPlainInsertOne);
+            const auto item = jobs.next();
+            pqxx::nontransaction autocommit(conn);
+            autocommit.exec_prepared("plain_one", item.tenant, item.job_type, item.payload);
+          }};
+}
+
+Phase quick_single_autocommit() {
+  return {"quick-1-autocommit", 1, [](pqxx::connection& conn, JobSource& jobs) { enqueue(conn, jobs.next()); }};
+}
+
 Phase plain_batch() {
   return {"plain-100", kBatchSize, [](pqxx::connection& conn, JobSource& jobs) {
             conn.prepare("plain_many", kPlainInsertMany);
@@ -352,6 +366,8 @@ void run_enqueue(ExperimentContext& ctx) {
                               warmup, csv);
   const auto batch = compare(ctx, "batch", {plain_batch(), queue_batch()}, quick_batch(), db.url(), tenants, seconds,
                              rounds, warmup, csv);
+  const auto autocommit = compare(ctx, "autocommit", {plain_single_autocommit()}, quick_single_autocommit(), db.url(),
+                                  tenants, seconds, rounds, warmup, csv);
   ctx.results->write_csv("enqueue.csv",
                          {"comparison", "round", "phase", "jobs_per_txn", "transactions", "retries", "seconds",
                           "jobs_per_s", "txn_per_s", "ratio_vs_plain", "ratio_vs_queue", "cpu_us_per_job"},
@@ -377,6 +393,11 @@ void run_enqueue(ExperimentContext& ctx) {
                    fixed(batch.ratio(0), 2) + "x", per_round(batch.round_ratios[0]), fixed(batch.ratio(1), 2) + "x",
                    per_round(batch.round_ratios[1]), fixed(batch.candidate.cpu_us_per_job(), 1),
                    std::to_string(batch.candidate.retries)});
+  table.push_back(baseline_row("plain-1-autocommit", autocommit.baselines[0]));
+  table.push_back({"quick-1-autocommit", fixed(autocommit.candidate.job_rate(), 0),
+                   fixed(autocommit.candidate.txn_rate(), 0), fixed(autocommit.ratio(), 2) + "x",
+                   per_round(autocommit.round_ratios[0]), "", "", fixed(autocommit.candidate.cpu_us_per_job(), 1),
+                   std::to_string(autocommit.candidate.retries)});
   ctx.results->add_section(
       "## Enqueue throughput\n\n" + std::to_string(kClients) + " clients (one connection each), " +
       std::to_string(tenants) +
@@ -390,7 +411,9 @@ void run_enqueue(ExperimentContext& ctx) {
       "consumers claim by), `" +
       kQueueInsertMany +
       "`. quick-1: `quick::enqueue_in`; quick-100: "
-      "`quick::enqueue_batch_in` (100 items). The batch target is judged against plain-100, the stricter baseline. "
+      "`quick::enqueue_batch_in` (100 items). plain-1-autocommit: plain-1's INSERT as a single autocommit statement "
+      "(no BEGIN/COMMIT); quick-1-autocommit: `quick::enqueue(conn, item)`, the one-call enqueue (one autocommit "
+      "statement). The batch target is judged against plain-100, the stricter baseline. "
       "CPU us/job: processor time of the whole machine (clients and, when local, the server) per job enqueued.\n\n" +
       markdown_table(
           {"phase", "jobs/s", "txn/s", "vs plain", "per round", "vs queue table", "per round", "CPU us/job", "retries"},
@@ -398,6 +421,8 @@ void run_enqueue(ExperimentContext& ctx) {
       "\n![enqueue](enqueue.png)\n");
   ctx.results->add_target({"enqueue", "quick-1 / plain-1 jobs/s (1 item per transaction)", single.ratio(), ">= 0.8",
                            single.ratio() >= 0.8});
+  ctx.results->add_target({"enqueue", "quick-1-autocommit / plain-1-autocommit jobs/s (one-call enqueue)",
+                           autocommit.ratio(), ">= 0.9", autocommit.ratio() >= 0.9});
   ctx.results->add_target({"enqueue", "quick-100 / plain-100 jobs/s (100 items per transaction)", batch.ratio(0),
                            ">= 0.5", batch.ratio(0) >= 0.5});
 }

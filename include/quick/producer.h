@@ -60,6 +60,17 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
                                             const EnqueueOptions& options = {});
 
+// One-call enqueue, for a producer with nothing else to commit with its items: one autocommit
+// statement (one round trip, no BEGIN/COMMIT); when it returns, the items are committed and
+// visible to consumers. Parked zones' pointers are moved in that statement (as
+// pull_in_transaction does; it commits at once, so it holds them only that long). `conn` must have
+// no transaction open (libpqxx refuses a second one). Same validation and results as enqueue_in /
+// enqueue_batch_in (the batch: all or none). If the connection breaks during the call, whether the
+// items were committed is unknown (pqxx::broken_connection): retry with a client_item_id to make
+// the retry safe. Thread safety: one thread per connection.
+EnqueueResult enqueue(pqxx::connection_base& conn, const NewItem& item);
+std::vector<EnqueueResult> enqueue_batch(pqxx::connection_base& conn, const std::vector<NewItem>& items);
+
 // Throws InvalidArgument naming the first field of `item` that the SQL API or Postgres would
 // reject (empty/over-long/NUL-containing/non-UTF-8 text, negative delay, invalid JSON, "\u0000"
 // in JSON strings), except the payload size limit, which is a database setting. One limit is

@@ -43,6 +43,36 @@ void append_batch_element(std::string& out, const NewItem& item) {
   out += '}';
 }
 
+// The JSON array quick.enqueue_batch and its fast path read; validates every item first.
+std::string batch_json(const std::vector<NewItem>& items) {
+  std::string json = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    try {
+      validate_new_item(items[i]);
+    } catch (const InvalidArgument& error) {
+      throw InvalidArgument("item " + std::to_string(i + 1) + ": " + error.what());
+    }
+    if (i > 0) json += ',';
+    append_batch_element(json, items[i]);
+  }
+  json += ']';
+  return json;
+}
+
+bool any_client_item_id(const std::vector<NewItem>& items) {
+  return std::any_of(items.begin(), items.end(), [](const NewItem& item) { return item.client_item_id.has_value(); });
+}
+
+// The fast paths' ids ascend in input order (their statements insert in that order and each row
+// draws its id as it is inserted); sorting them makes that the only assumption.
+std::vector<EnqueueResult> results_in_input_order(std::vector<std::int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::vector<EnqueueResult> results;
+  results.reserve(ids.size());
+  for (const auto id : ids) results.push_back(EnqueueResult{id, false});
+  return results;
+}
+
 // NULL only for a duplicate whose existing item was completed between the conflict and the
 // lookup: it existed, so nothing was inserted, but it has no id any more.
 std::int64_t item_id_of(const pqxx::field& field) { return field.is_null() ? 0 : field.as<std::int64_t>(); }
@@ -73,26 +103,14 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
                                             const EnqueueOptions& options) {
   if (items.empty()) return {};
-  std::string json = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    try {
-      validate_new_item(items[i]);
-    } catch (const InvalidArgument& error) {
-      throw InvalidArgument("item " + std::to_string(i + 1) + ": " + error.what());
-    }
-    if (i > 0) json += ',';
-    append_batch_element(json, items[i]);
-  }
-  json += ']';
-  const bool any_client_item_id = std::any_of(items.begin(), items.end(),
-                                              [](const NewItem& item) { return item.client_item_id.has_value(); });
+  const std::string json = batch_json(items);
   return store::translating_input_errors([&] {
     // The common case in one call, as for a single item: every tenant already has a pointer and no
     // item has a client item id to check (quick.enqueue_batch_into_existing_zones). It implements
     // quick.enqueue_batch's protocol without that function's per-column arrays, for less processor
     // time per item (docs/benchmarks-history.md#what-an-enqueue-costs-on-postgres). No rows: a
     // pointer to create, or an item the database refuses; quick.enqueue_batch then does it all.
-    if (!any_client_item_id) {
+    if (!any_client_item_id(items)) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json,
                                           options.pull_in_transaction);
       if (!fast.empty()) {
@@ -102,16 +120,10 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const s
           throw Error("enqueue_batch_in: the batch statement returned " + std::to_string(fast.size()) + " ids for " +
                       std::to_string(items.size()) + " items");
         }
-        // The ids ascend in input order (the statement inserts in that order and each row draws
-        // its id as it is inserted); sorting them makes that the only assumption.
         std::vector<std::int64_t> ids;
         ids.reserve(fast.size());
         for (const auto& row : fast) ids.push_back(row[0].as<std::int64_t>());
-        std::sort(ids.begin(), ids.end());
-        std::vector<EnqueueResult> results;
-        results.reserve(ids.size());
-        for (const auto id : ids) results.push_back(EnqueueResult{id, false});
-        return results;
+        return results_in_input_order(std::move(ids));
       }
     }
     const auto result = store::exec_named(txn, QUICK_QUERY(enqueue_batch), json);
@@ -119,6 +131,48 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const s
     results.reserve(result.size());
     for (const auto& row : result) {
       results.push_back(EnqueueResult{item_id_of(row[1]), row[2].as<bool>()});
+    }
+    return results;
+  });
+}
+
+EnqueueResult enqueue(pqxx::connection_base& conn, const NewItem& item) {
+  validate_new_item(item);
+  return store::translating_input_errors([&] {
+    pqxx::nontransaction autocommit(conn);
+    const std::string delay = store::interval_text(item.vesting_delay);
+    if (item.client_item_id) {  // the duplicate check is quick.enqueue's alone
+      const auto row = store::exec_named(autocommit, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload,
+                                         delay, item.priority, *item.client_item_id)
+                           .at(0);
+      return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()};
+    }
+    const auto row = store::exec_named(autocommit, QUICK_QUERY(enqueue_now), item.tenant, item.job_type, item.payload,
+                                       delay, item.priority)
+                         .at(0);
+    return EnqueueResult{row[0].as<std::int64_t>(), false};
+  });
+}
+
+std::vector<EnqueueResult> enqueue_batch(pqxx::connection_base& conn, const std::vector<NewItem>& items) {
+  if (items.empty()) return {};
+  const std::string json = batch_json(items);
+  return store::translating_input_errors([&] {
+    pqxx::nontransaction autocommit(conn);
+    const auto result = store::exec_named(autocommit, QUICK_QUERY(enqueue_batch_now), json, any_client_item_id(items));
+    if (!result.empty() && result[0][0].is_null()) {  // the fast path's rows: ids only
+      if (result.size() != items.size()) {
+        throw Error("enqueue_batch: the batch statement returned " + std::to_string(result.size()) + " ids for " +
+                    std::to_string(items.size()) + " items");
+      }
+      std::vector<std::int64_t> ids;
+      ids.reserve(result.size());
+      for (const auto& row : result) ids.push_back(row[1].as<std::int64_t>());
+      return results_in_input_order(std::move(ids));
+    }
+    std::vector<EnqueueResult> results(items.size());
+    for (const auto& row : result) {
+      results.at(static_cast<std::size_t>(row[0].as<int>() - 1)) = EnqueueResult{item_id_of(row[1]), row[2].as<bool>()};
     }
     return results;
   });

@@ -3,6 +3,7 @@
 // (EnqueueOptions::pull_in_transaction) instead of leaving a pull request for a consumer.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "quick/quick.h"
@@ -51,6 +52,45 @@ TEST_F(EnqueueCommandTest, EnqueuesOneItemAndPullsAParkedZonesPointerAtItsCommit
                         std::to_string(id)))
       << "the pointer vests with the new item";
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0);
+}
+
+// A payload larger than one command-line argument may be (128 KiB on Linux) comes from a file or
+// from standard input.
+TEST_F(EnqueueCommandTest, ReadsALargePayloadFromAFileOrFromStandardInput) {
+  ASSERT_FALSE(quick_binary().empty());
+  const std::string payload = "{\"blob\": \"" + std::string(300 * 1024, 'x') + "\"}";
+  const auto file = dir_ / "payload.json";
+  {
+    std::ofstream out(file);
+    out << payload;
+  }
+  auto& from_file = run({"--tenant", "zone", "--job-type", "file", "--payload-file", file.string()});
+  ASSERT_EQ(from_file.exit_code(), std::optional<int>(0)) << from_file.err();
+
+  const std::string shell_line =
+      "exec \"$0\" enqueue --database \"$1\" --tenant zone --job-type stdin "
+      "--payload-file - < \"$2\"";
+  ChildProcess from_stdin({"/bin/sh", "-c", shell_line, quick_binary(), url(), file.string()}, {},
+                          dir_ / "stdin_out.txt", dir_ / "stdin_err.txt");
+  ASSERT_TRUE(from_stdin.wait_for(std::chrono::seconds(30)));
+  ASSERT_EQ(from_stdin.exit_code(), std::optional<int>(0)) << from_stdin.err();
+
+  for (const std::string job_type : {"file", "stdin"}) {
+    EXPECT_EQ(query_value<std::string>("SELECT payload::text FROM quick.items WHERE job_type = '" + job_type + "'"),
+              payload)
+        << job_type;
+  }
+}
+
+TEST_F(EnqueueCommandTest, APayloadFileThatCannotBeReadOrAPayloadGivenTwiceIsRefused) {
+  ASSERT_FALSE(quick_binary().empty());
+  auto& missing = run({"--tenant", "zone", "--job-type", "send", "--payload-file", (dir_ / "missing.json").string()});
+  EXPECT_EQ(missing.exit_code(), std::optional<int>(2));
+  EXPECT_NE(missing.err().find("--payload-file: cannot read"), std::string::npos) << missing.err();
+  auto& both = run({"--tenant", "zone", "--job-type", "send", "--payload", "{}", "--payload-file", "-"});
+  EXPECT_NE(both.exit_code(), std::optional<int>(0));
+  EXPECT_NE(both.err().find("excludes"), std::string::npos) << both.err();
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
 }
 
 TEST_F(EnqueueCommandTest, RejectsBadInputNamingItAndEnqueuesNothing) {

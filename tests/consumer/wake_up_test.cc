@@ -50,6 +50,15 @@ class WakeUpTest : public testing::DatabaseTest {
                             connect()->quote("quick/" + consumer_id + "/listener"));
   }
 
+  // Registers a handler that counts its runs, and starts the consumer.
+  static void start_counting(Consumer& consumer, std::atomic<int>& runs) {
+    consumer.handle("job", [&runs](JobContext&) {
+      ++runs;
+      return JobResult::done();
+    });
+    consumer.start();
+  }
+
   // Waits until the consumer has scanned and gone to sleep with its listener connected.
   void wait_until_asleep(Consumer& consumer, const std::string& id) {
     ASSERT_TRUE(eventually([&] { return consumer.stats().scans > 0 && listener_backends(id) == 1; }, seconds(10)));
@@ -60,11 +69,7 @@ class WakeUpTest : public testing::DatabaseTest {
 TEST_F(WakeUpTest, AnIdleConsumerSleepsAndANewItemWakesItAtOnce) {
   Consumer consumer(sleepy_config("sleepy"));
   std::atomic<int> runs{0};
-  consumer.handle("job", [&](JobContext&) {
-    ++runs;
-    return JobResult::done();
-  });
-  consumer.start();
+  start_counting(consumer, runs);
   wait_until_asleep(consumer, "sleepy");
 
   const auto scans_before = consumer.stats().scans;
@@ -105,11 +110,7 @@ TEST_F(WakeUpTest, ALostListenerFallsBackToPollingAndListensAgain) {
   config.scanner.idle_poll_interval = milliseconds(50);  // the fallback while not listening
   Consumer consumer(config);
   std::atomic<int> runs{0};
-  consumer.handle("job", [&](JobContext&) {
-    ++runs;
-    return JobResult::done();
-  });
-  consumer.start();
+  start_counting(consumer, runs);
   wait_until_asleep(consumer, "relisten");
 
   query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quick/relisten/listener'");
@@ -130,11 +131,7 @@ TEST_F(WakeUpTest, WithListeningOffTheConsumerPollsAndOpensNoListenerConnection)
   config.scanner.listen_for_wakeups = false;
   Consumer consumer(config);
   std::atomic<int> runs{0};
-  consumer.handle("job", [&](JobContext&) {
-    ++runs;
-    return JobResult::done();
-  });
-  consumer.start();
+  start_counting(consumer, runs);
   ASSERT_TRUE(eventually([&] { return consumer.stats().scans > 0; }, seconds(10)));
   enqueue("polled");
   ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(10)));

@@ -1,9 +1,10 @@
 -- The Scanner's one call per scan (Algorithm 1, line 6): apply the pending pull requests
 -- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
--- vested pointers in vesting order, from the pointers_vesting index. The first row, with a NULL
--- tenant, says how many pointers the pulls moved, and in vesting_time when the next pointer vests
--- (NULL: none is parked), or now when pull requests are left that a locked pointer kept from
--- being applied: an idle Scanner sleeps until then at most (docs/consumer.md#waking-up).
+-- vested pointers in vesting order, from the pointers_vesting index. The last row, with a NULL
+-- tenant, says how many pointers the pulls moved; when the peek found nothing vested, also in
+-- vesting_time when the next pointer vests (NULL: none is parked), or now when pull requests are
+-- left that a locked pointer kept from being applied: an idle Scanner sleeps until then at most
+-- (docs/consumer.md#waking-up).
 CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -15,12 +16,18 @@ BEGIN
     PERFORM quick.check_argument(max_pulls > 0,
         'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
     pulled := quick.apply_pointer_pulls(max_pulls);
-    RETURN QUERY SELECT NULL::text,
-        CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN statement_timestamp()
-             ELSE (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp())
-        END,
-        pulled;
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
+    IF FOUND THEN
+        -- Vested pointers: a Scanner does not sleep long on a busy queue, and during a drain the
+        -- index entries past now are mostly dead versions of leased pointers: not worth reading.
+        RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
+    ELSE
+        RETURN QUERY SELECT NULL::text,
+            CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN statement_timestamp()
+                 ELSE (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp())
+            END,
+            pulled;
+    END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer) FROM PUBLIC;

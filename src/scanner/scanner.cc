@@ -34,7 +34,7 @@ struct ScannedDatabase {
   // (unset: nothing is parked; zero or less: pull requests are left over), and whether vested
   // pointers were left to their owners.
   std::optional<std::chrono::microseconds> next_vesting_in;
-  bool left_to_owners = false;
+  bool saw_vested = false;  // the peek returned vested pointers (taken, busy, or left to owners)
 };
 
 // Renews the in-order role and the membership of every database when due, also while the
@@ -134,7 +134,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   }
   db.others_vested_since.end_peek();
   core::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
-  db.left_to_owners = candidates > eligible.size();
+  db.saw_vested = !peeked.empty();
   db.next_vesting_in.reset();
   if (scan.next_vesting) {
     db.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting - scan.database_now);
@@ -172,13 +172,14 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   return outcome;
 }
 
-// How long a round that selected nothing sleeps, unless woken. Listening on every database: until
-// the earliest moment new work can vest unannounced: the next parked pointer's vesting time, the
-// owners' grace for pointers left to them, or listening_poll_interval as a fallback (never less
-// than idle_poll_interval); pull requests left over (their pointers were locked, e.g. by an open
-// enqueue) are tried again after idle_poll_interval, as a poll would. Not listening:
-// idle_poll_interval, every time. Never longer than a third of the leases, which only the
-// Scanner renews.
+// How long a round that selected nothing sleeps, unless woken. Listening on every database, and
+// no database showed vested pointers: until the earliest moment new work can vest unannounced,
+// the next parked pointer's vesting time, or listening_poll_interval as a fallback (never less
+// than idle_poll_interval). Pull requests left over (their pointers were locked, e.g. by an open
+// enqueue), and vested pointers this consumer left alone (to their owners, or to other
+// consumers' visits), are looked at again after idle_poll_interval, as a poll would: the queue
+// is busy, not idle. Not listening: idle_poll_interval, every time. Never longer than a third of
+// the leases, which only the Scanner renews.
 std::chrono::milliseconds idle_wait(const ConsumerCore& core,
                                     const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
   using std::chrono::milliseconds;
@@ -187,7 +188,7 @@ std::chrono::milliseconds idle_wait(const ConsumerCore& core,
   if (scanner.listen_for_wakeups && core.listening_to_all()) {
     wait = std::max(scanner.listening_poll_interval, scanner.idle_poll_interval);
     for (const auto& db : databases) {
-      if (db->left_to_owners) wait = std::min(wait, std::max(milliseconds(1), scanner.partition_grace));
+      if (db->saw_vested) wait = std::min(wait, scanner.idle_poll_interval);
       if (!db->next_vesting_in) continue;
       if (db->next_vesting_in->count() <= 0) {
         wait = std::min(wait, scanner.idle_poll_interval);

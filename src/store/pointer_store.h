@@ -29,9 +29,10 @@ struct Scan {
   int pulled = 0;                       // pointers moved earlier by pull requests
   std::vector<PeekedPointer> pointers;  // vested, earliest first
   DbTime database_now{};                // the database clock at the scan
-  // When the earliest pointer that is not vested yet vests (unset: none), or database_now when
-  // pull requests are left over (their pointers were locked): no new work vests before this
-  // unless an enqueue or pull request notifies (docs/consumer.md#waking-up).
+  // Only when `pointers` is empty: when the earliest pointer that is not vested yet vests (unset:
+  // none), or database_now when pull requests are left over (their pointers were locked): no new
+  // work vests before this unless an enqueue or pull request notifies
+  // (docs/consumer.md#waking-up).
   std::optional<DbTime> next_vesting;
 };
 

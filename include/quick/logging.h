@@ -31,6 +31,7 @@ void set_log_level(LogLevel level);
 
 struct LogRecord {
   LogLevel level = LogLevel::kInfo;
+  // Both views are valid only during the sink's call: copy what you keep.
   std::string_view logger;   // "quick.scanner", ...
   std::string_view message;  // one line, without time or level
   std::chrono::system_clock::time_point time;
@@ -38,7 +39,8 @@ struct LogRecord {
 
 // Receives every record instead of standard error; an empty function restores standard error.
 // The sink must not throw (an exception from it is dropped) and should return quickly: the
-// thread that logged waits for it.
+// thread that logged waits for it. It must not log through the library or call set_log_sink
+// itself (it runs under the lock that serializes records).
 using LogSink = std::function<void(const LogRecord&)>;
 void set_log_sink(LogSink sink);
 

@@ -124,6 +124,9 @@ class Consumer::Impl {
       for (auto& worker : workers_) worker.join();
     }
     core.stop_background.request();
+    // Wakes the Acknowledger at once (an idle one waits 100 ms for work); a closed queue still
+    // hands out what it holds.
+    core.ack_queue.close();
     for (auto& thread : background_) {
       if (stuck > 0) thread.detach();  // the LeaseKeeper must not outwait a stuck handler
       else thread.join();
@@ -163,7 +166,9 @@ class Consumer::Impl {
   bool wait_until_idle(std::chrono::milliseconds timeout) const {
     const auto& core = *core_;
     return wait_for(
-        [&] { return core.work_queue.held() == 0 && core.visits_in_flight.load() == 0 && core.ack_queue.size() == 0; },
+        [&] {
+          return core.work_queue.held() == 0 && core.visits_in_flight.load() == 0 && core.acks_outstanding.load() == 0;
+        },
         timeout);
   }
 
@@ -187,10 +192,10 @@ class Consumer::Impl {
     auto& core = *core_;
     for (const auto& held : core.work_queue.drain()) {
       held->acknowledging.store(true);
-      core.ack_queue.push(core::PendingAck{held->database,
-                                           store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
-                                                      std::chrono::milliseconds(0), "", 0},
-                                           held});
+      core.submit_ack(core::PendingAck{held->database,
+                                       store::Ack{held->item.id, *held->item.lease_id, store::AckAction::kRelease,
+                                                  std::chrono::milliseconds(0), "", 0},
+                                       held});
       core.work_queue.finished(held);
     }
   }

@@ -119,6 +119,13 @@ struct ConsumerCore {
 
   WorkQueue work_queue;
   util::BlockingQueue<PendingAck> ack_queue;
+  // Acknowledgments submitted and not yet written or given up by the Acknowledger (queued, or in
+  // its batches): Consumer::wait_until_idle waits for none.
+  std::atomic<std::int64_t> acks_outstanding{0};
+  void submit_ack(PendingAck ack) {
+    acks_outstanding.fetch_add(1);
+    ack_queue.push(std::move(ack));
+  }
   std::unique_ptr<LeaseKeeper> lease_keeper;
 
   // Stop phases (see Consumer::stop): the Scanner and Managers stop at stop_scanning, handlers

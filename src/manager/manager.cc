@@ -52,7 +52,7 @@ void hand_to_workers(ConsumerCore& core, int database, std::vector<store::Dequeu
   for (const auto& item : refused) {
     core::add(core.counters.items_throttled);
     item->acknowledging.store(true);
-    core.ack_queue.push(core::PendingAck{
+    core.submit_ack(core::PendingAck{
         database,
         store::Ack{item->item.id, *item->item.lease_id, store::AckAction::kRelease, kThrottledReleaseDelay, "", 0},
         item});

@@ -227,6 +227,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     // Read before the round looks for work, so a notification that arrives during it ends the
     // sleep after it at once.
     const std::uint64_t wakeups_seen = core.wakeups.generation();
+    // stop() requests, then signals: a stop that came before the read above is seen here.
+    if (core.stop_scanning.requested()) break;
     std::shuffle(order.begin(), order.end(), random);  // Algorithm 1, line 1
     int selected_this_round = 0;
     bool all_busy = false;

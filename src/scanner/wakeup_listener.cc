@@ -37,6 +37,10 @@ struct ListenedDatabase {
 
 void stop_listening(core::ConsumerCore& core, ListenedDatabase& db) {
   if (!db.receiver) return;
+  // Closed first: the receiver's destructor would otherwise send UNLISTEN, which on a connection
+  // cut off by the network waits for tcp_user_timeout (30 s), holding up stop(). The server
+  // forgets a closed session's LISTENs anyway.
+  db.conn->disconnect();
   db.receiver.reset();  // before the connection it refers to
   db.conn = nullptr;
   db.session.reset();
@@ -120,6 +124,7 @@ void run_wakeup_listener(std::shared_ptr<core::ConsumerCore> core_owner) {
     for (auto& db : databases) {
       if (db.receiver && !db.conn->is_open()) {
         stop_listening(core, db);
+        db.retry_at = Clock::now() + db.retry_delay.next();
         core.wakeups.signal();
       }
       if (!db.receiver) continue;

@@ -78,6 +78,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
       const auto outcomes = store::ack_items(statement, batch.acks);
       count_outcomes(core, batch.acks, outcomes, batch.after_doubt);
+      core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(batch.acks.size()));
       batch.acks.clear();
       let_go(core, batch.held);
       batch.after_doubt = false;
@@ -90,6 +91,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       if (error.kind == store::ErrorKind::kPermanent) {
         // Repeating will not help; the items vest again when their leases run out.
         log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
+        core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(batch.acks.size()));
         batch.acks.clear();
         let_go(core, batch.held);
       }
@@ -133,6 +135,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       log->warn(
           "{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
           pending[db].acks.size(), core.databases[db]->config.name);
+      core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(pending[db].acks.size()));
     }
     let_go(core, pending[db].held);
   }

@@ -282,7 +282,7 @@ class WorkerLoop {
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
                    const std::string& error, int failed_attempts) {
     held->acknowledging.store(true);
-    core_.ack_queue.push(core::PendingAck{
+    core_.submit_ack(core::PendingAck{
         held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}, held});
   }
 

@@ -66,5 +66,31 @@ TEST_F(ConsumerWaitsTest, IdleOnlyOnceNothingIsBufferedRunningOrUnacknowledged) 
   EXPECT_FALSE(consumer.wait_until_idle(milliseconds(50))) << "stopped";
 }
 
+// The last run's acknowledgment cannot be written while a session holds the item's row (the
+// writer's lock_timeout makes it fail and retry): the consumer holds no item in its buffer and
+// runs no handler, but it is not idle until the acknowledgment is written.
+TEST_F(ConsumerWaitsTest, NotIdleWhileAnAcknowledgmentIsUnwritten) {
+  const auto ids = testing::enqueue_items(url(), 1, 1, "job");
+  Consumer consumer(testing::fast_config(url(), "acking"));
+  std::atomic<bool> started{false}, finish{false};
+  consumer.handle("job", [&](JobContext&) {
+    started = true;
+    while (!finish.load()) std::this_thread::sleep_for(milliseconds(1));
+    return JobResult::done();
+  });
+  consumer.start();
+  ASSERT_TRUE(testing::eventually([&] { return started.load(); }, seconds(10)));
+  auto locker = connect();
+  pqxx::work lock(*locker);
+  lock.exec("SELECT 1 FROM quick.items WHERE id = " + std::to_string(ids.at(0)) + " FOR UPDATE");
+  finish = true;
+  ASSERT_TRUE(testing::eventually([&] { return consumer.stats().items_running == 0; }, seconds(10)));
+  EXPECT_FALSE(consumer.wait_until_idle(milliseconds(1500))) << "the acknowledgment waits for the row";
+  lock.commit();
+  ASSERT_TRUE(consumer.wait_until_idle(seconds(10)));
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0) << "idle means written";
+  consumer.stop();
+}
+
 }  // namespace
 }  // namespace quick

@@ -63,9 +63,23 @@ bool any_client_item_id(const std::vector<NewItem>& items) {
   return std::any_of(items.begin(), items.end(), [](const NewItem& item) { return item.client_item_id.has_value(); });
 }
 
-// The fast paths' ids ascend in input order (their statements insert in that order and each row
-// draws its id as it is inserted); sorting them makes that the only assumption.
-std::vector<EnqueueResult> results_in_input_order(std::vector<std::int64_t> ids) {
+// NULL only for a duplicate whose existing item was completed between the conflict and the
+// lookup: it existed, so nothing was inserted, but it has no id any more.
+std::int64_t item_id_of(const pqxx::field& field) { return field.is_null() ? 0 : field.as<std::int64_t>(); }
+
+// A batch fast path's rows, the id in column `id_column`. It returns every id or none; anything
+// else means it wrote, and the fallback must not write the batch a second time. The ids ascend in
+// input order (the statement inserts in that order and each row draws its id as it is inserted);
+// sorting them makes that the only assumption.
+std::vector<EnqueueResult> fast_path_results(const pqxx::result& rows, int id_column, std::size_t items,
+                                             const char* caller) {
+  if (rows.size() != items) {
+    throw Error(std::string(caller) + ": the batch statement returned " + std::to_string(rows.size()) + " ids for " +
+                std::to_string(items) + " items");
+  }
+  std::vector<std::int64_t> ids;
+  ids.reserve(rows.size());
+  for (const auto& row : rows) ids.push_back(row[id_column].as<std::int64_t>());
   std::sort(ids.begin(), ids.end());
   std::vector<EnqueueResult> results;
   results.reserve(ids.size());
@@ -73,9 +87,17 @@ std::vector<EnqueueResult> results_in_input_order(std::vector<std::int64_t> ids)
   return results;
 }
 
-// NULL only for a duplicate whose existing item was completed between the conflict and the
-// lookup: it existed, so nothing was inserted, but it has no id any more.
-std::int64_t item_id_of(const pqxx::field& field) { return field.is_null() ? 0 : field.as<std::int64_t>(); }
+// quick.enqueue_batch's rows (ordinal, item_id, duplicate), placed by their 1-based ordinal.
+std::vector<EnqueueResult> general_batch_results(const pqxx::result& rows, std::size_t items) {
+  std::vector<EnqueueResult> results(items);
+  for (const auto& row : rows) {
+    results.at(static_cast<std::size_t>(row[0].as<int>() - 1)) = EnqueueResult{item_id_of(row[1]), row[2].as<bool>()};
+  }
+  return results;
+}
+
+// quick.enqueue's row (item_id, duplicate).
+EnqueueResult general_result(const pqxx::row& row) { return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()}; }
 
 }  // namespace
 
@@ -93,10 +115,9 @@ EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const
     }
     // Everything else (a new zone, a client item id, a payload the database refuses): the SQL
     // function, which creates the pointer, checks duplicates, or raises the error.
-    const auto row = store::exec_named(txn, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload, delay,
-                                       item.priority, store::nullable(item.client_item_id))
-                         .at(0);
-    return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()};
+    return general_result(store::exec_named(txn, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload, delay,
+                                            item.priority, store::nullable(item.client_item_id))
+                              .at(0));
   });
 }
 
@@ -113,26 +134,9 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const s
     if (!any_client_item_id(items)) {
       const auto fast = store::exec_named(txn, QUICK_QUERY(enqueue_batch_into_existing_zones), json,
                                           options.pull_in_transaction);
-      if (!fast.empty()) {
-        // It returns every id or none; anything else means it wrote, and the fallback must not
-        // write the batch a second time.
-        if (fast.size() != items.size()) {
-          throw Error("enqueue_batch_in: the batch statement returned " + std::to_string(fast.size()) + " ids for " +
-                      std::to_string(items.size()) + " items");
-        }
-        std::vector<std::int64_t> ids;
-        ids.reserve(fast.size());
-        for (const auto& row : fast) ids.push_back(row[0].as<std::int64_t>());
-        return results_in_input_order(std::move(ids));
-      }
+      if (!fast.empty()) return fast_path_results(fast, 0, items.size(), "enqueue_batch_in");
     }
-    const auto result = store::exec_named(txn, QUICK_QUERY(enqueue_batch), json);
-    std::vector<EnqueueResult> results;
-    results.reserve(result.size());
-    for (const auto& row : result) {
-      results.push_back(EnqueueResult{item_id_of(row[1]), row[2].as<bool>()});
-    }
-    return results;
+    return general_batch_results(store::exec_named(txn, QUICK_QUERY(enqueue_batch), json), items.size());
   });
 }
 
@@ -142,10 +146,9 @@ EnqueueResult enqueue(pqxx::connection_base& conn, const NewItem& item) {
     pqxx::nontransaction autocommit(conn);
     const std::string delay = store::interval_text(item.vesting_delay);
     if (item.client_item_id) {  // the duplicate check is quick.enqueue's alone
-      const auto row = store::exec_named(autocommit, QUICK_QUERY(enqueue), item.tenant, item.job_type, item.payload,
-                                         delay, item.priority, *item.client_item_id)
-                           .at(0);
-      return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()};
+      return general_result(store::exec_named(autocommit, QUICK_QUERY(enqueue), item.tenant, item.job_type,
+                                              item.payload, delay, item.priority, *item.client_item_id)
+                                .at(0));
     }
     const auto row = store::exec_named(autocommit, QUICK_QUERY(enqueue_now), item.tenant, item.job_type, item.payload,
                                        delay, item.priority)
@@ -160,21 +163,9 @@ std::vector<EnqueueResult> enqueue_batch(pqxx::connection_base& conn, const std:
   return store::translating_input_errors([&] {
     pqxx::nontransaction autocommit(conn);
     const auto result = store::exec_named(autocommit, QUICK_QUERY(enqueue_batch_now), json, any_client_item_id(items));
-    if (!result.empty() && result[0][0].is_null()) {  // the fast path's rows: ids only
-      if (result.size() != items.size()) {
-        throw Error("enqueue_batch: the batch statement returned " + std::to_string(result.size()) + " ids for " +
-                    std::to_string(items.size()) + " items");
-      }
-      std::vector<std::int64_t> ids;
-      ids.reserve(result.size());
-      for (const auto& row : result) ids.push_back(row[1].as<std::int64_t>());
-      return results_in_input_order(std::move(ids));
-    }
-    std::vector<EnqueueResult> results(items.size());
-    for (const auto& row : result) {
-      results.at(static_cast<std::size_t>(row[0].as<int>() - 1)) = EnqueueResult{item_id_of(row[1]), row[2].as<bool>()};
-    }
-    return results;
+    // The fast path's rows carry no ordinal, quick.enqueue_batch's do.
+    if (!result.empty() && result[0][0].is_null()) return fast_path_results(result, 1, items.size(), "enqueue_batch");
+    return general_batch_results(result, items.size());
   });
 }
 

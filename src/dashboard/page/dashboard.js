@@ -1,0 +1,289 @@
+// The quick-pg dashboard's script: polls /api/overview, renders the tables, runs the actions.
+// Plain JavaScript, no build step. Every value from the server reaches the page through
+// textContent (never innerHTML), so tenant names, errors and payloads cannot inject markup.
+"use strict";
+
+const POLL_MS = 3000;
+const TOKEN_KEY = "quick-dashboard-token";  // sessionStorage: gone when the tab closes
+let previous = null;  // the last overview and when it came, for the rates per job type
+let readOnly = true;
+
+const $ = (id) => document.getElementById(id);
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function formatCount(value, estimated) {
+  if (value === null || value === undefined) return "–";
+  return (estimated ? "≈" : "") + Number(value).toLocaleString("en-US");
+}
+
+function formatSeconds(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  const s = Math.max(0, Number(seconds));
+  if (s < 1) return Math.round(s * 1000) + " ms";
+  if (s < 120) return s.toFixed(1) + " s";
+  if (s < 7200) return (s / 60).toFixed(1) + " min";
+  if (s < 172800) return (s / 3600).toFixed(1) + " h";
+  return (s / 86400).toFixed(1) + " d";
+}
+
+function formatRate(rate) {
+  if (rate === null) return "–";
+  return (rate > 0 ? "+" : "") + rate.toFixed(2);
+}
+
+// A cell: text, or a prepared node; numbers right-aligned.
+function cell(content, className) {
+  const td = document.createElement("td");
+  if (content instanceof Node) td.appendChild(content);
+  else td.textContent = content === null || content === undefined ? "" : String(content);
+  if (className) td.className = className;
+  return td;
+}
+
+function fillTable(id, rows, makeCells, emptyText) {
+  const body = $(id).tBodies[0];
+  const fresh = document.createElement("tbody");
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    const td = cell(emptyText, "empty");
+    td.colSpan = $(id).tHead.rows[0].cells.length;
+    tr.appendChild(td);
+    fresh.appendChild(tr);
+  }
+  for (const row of rows) {
+    const tr = document.createElement("tr");
+    for (const td of makeCells(row)) tr.appendChild(td);
+    fresh.appendChild(tr);
+  }
+  body.replaceWith(fresh);
+}
+
+function actionButton(label, className, onClick, data) {
+  const button = element("button", label, "row-action " + className);
+  button.type = "button";
+  for (const [key, value] of Object.entries(data || {})) button.dataset[key] = String(value);
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+function showMessage(text, isError) {
+  const message = $("message");
+  message.textContent = text;
+  message.className = "message" + (isError ? " error" : "");
+}
+
+async function getJson(path) {
+  const response = await fetch(path, { cache: "no-store" });
+  const body = await response.json().catch(() => ({ error: "HTTP " + response.status }));
+  if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+  return body;
+}
+
+// POSTs an action with the admin token; shows what it did, then refreshes.
+async function act(path, body) {
+  try {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Authorization": "Bearer " + (sessionStorage.getItem(TOKEN_KEY) || "") },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json().catch(() => ({ error: "HTTP " + response.status }));
+    if (!response.ok) throw new Error(answer.error || "HTTP " + response.status);
+    showMessage(answer.message || "done", false);
+  } catch (error) {
+    showMessage(error.message, true);
+  }
+  await refresh();
+  await searchDeadItems();
+}
+
+function pauseButtons(kind, name, pausedSet) {
+  const paused = pausedSet.has(kind + "\u0000" + name);
+  const path = "/api/" + (kind === "tenant" ? "tenants" : "job_types") + (paused ? "/resume" : "/pause");
+  return actionButton(paused ? "Resume" : "Pause", paused ? "resume" : "pause",
+                      () => act(path, { [kind]: name }), { kind: kind, name: name });
+}
+
+function renderSummary(summary) {
+  const est = summary.estimated;
+  const cards = [
+    ["items", "items", formatCount(summary.items, est)],
+    ["vested", "vested items", formatCount(summary.vested_items, est)],
+    ["leased", "leased items", formatCount(summary.leased_items, est)],
+    ["delayed", "delayed items", formatCount(summary.delayed_items, est)],
+    ["failing", "failing items", formatCount(summary.failing_items, est)],
+    ["dead", "dead items", formatCount(summary.dead_items, est)],
+    ["pointers", "zones (pointers)", formatCount(summary.pointers, est)],
+    ["vested-pointers", "vested pointers", formatCount(summary.vested_pointers, est)],
+    ["lag", "max pointer lag", formatSeconds(summary.max_pointer_lag_seconds)],
+  ];
+  const container = document.createElement("div");
+  container.id = "summary";
+  container.className = "cards";
+  for (const [key, label, value] of cards) {
+    const card = element("div", null, "card");
+    const number = element("div", value, "value");
+    number.id = "summary-" + key;
+    card.appendChild(number);
+    card.appendChild(element("div", label, "label"));
+    container.appendChild(card);
+  }
+  $("summary").replaceWith(container);
+}
+
+function render(data, rates) {
+  readOnly = data.read_only;
+  document.body.classList.toggle("read-only", readOnly);
+  $("database-name").textContent = data.database;
+  const hasToken = !!sessionStorage.getItem(TOKEN_KEY);
+  $("mode").textContent = readOnly ? "read-only" : hasToken ? "actions enabled" : "enter the admin token for actions";
+  $("mode").className = "badge" + (!readOnly && hasToken ? " writable" : "");
+  $("token-form").hidden = readOnly;
+  renderSummary(data.summary);
+  const paused = new Set(data.paused.map((p) => p.kind + "\u0000" + p.name));
+
+  fillTable("consumers", data.consumers, (c) => [
+    cell(c.consumer_id), cell(c.member ? "member" : "–"), cell(c.in_order_scanner ? "in-order Scanner" : ""),
+    cell(formatSeconds(c.lease_expires_in_seconds), "number"), cell(c.member_since),
+  ], "no consumer alive");
+
+  fillTable("job-types", data.job_types, (j) => [
+    cell(j.job_type), cell(formatCount(j.items, j.estimated), "number"), cell(formatCount(j.vested, j.estimated), "number"),
+    cell(formatCount(j.leased, j.estimated), "number"), cell(formatCount(j.failing, j.estimated), "number"),
+    cell(formatCount(j.dead, j.estimated), "number"),
+    cell(formatRate(rates[j.job_type] ? rates[j.job_type].items : null), "number"),
+    cell(formatRate(rates[j.job_type] ? rates[j.job_type].dead : null), "number"),
+    cell(formatSeconds(j.oldest_item_age_seconds), "number"), cell(pauseButtons("job_type", j.job_type, paused)),
+  ], "no queued or dead items");
+
+  fillTable("deepest-zones", data.deepest_zones, (z) => [
+    cell(z.tenant), cell(formatCount(z.items) + (z.capped ? "+" : ""), "number"), cell(formatCount(z.vested), "number"),
+    cell(formatCount(z.leased), "number"), cell(formatCount(z.failing), "number"),
+    cell(formatSeconds(z.oldest_item_age_seconds), "number"), cell(formatSeconds(z.pointer_lag_seconds), "number"),
+    cell(pauseButtons("tenant", z.tenant, paused)),
+  ], "no queued items");
+
+  fillTable("lagging-zones", data.lagging_zones, (z) => [
+    cell(z.tenant), cell(formatSeconds(z.pointer_lag_seconds), "number"), cell(z.pointer_leased ? "yes" : "no"),
+    cell(formatCount(z.items) + (z.capped ? "+" : ""), "number"), cell(formatCount(z.vested), "number"),
+    cell(formatCount(z.failing), "number"), cell(formatSeconds(z.oldest_item_age_seconds), "number"),
+    cell(pauseButtons("tenant", z.tenant, paused)),
+  ], "no vested pointer waits");
+
+  fillTable("paused", data.paused, (p) => [
+    cell(p.kind === "job_type" ? "job type" : p.kind), cell(p.name), cell(p.paused_at), cell(p.paused_by), cell(p.reason),
+    cell(pauseButtons(p.kind, p.name, paused)),
+  ], "nothing paused");
+}
+
+// Items and dead items per second for each job type, from this overview and the previous one.
+function ratesSince(data, now) {
+  const rates = {};
+  if (previous) {
+    const seconds = (now - previous.at) / 1000;
+    const before = new Map(previous.data.job_types.map((j) => [j.job_type, j]));
+    for (const j of data.job_types) {
+      const old = before.get(j.job_type) || { items: 0, dead: 0 };
+      rates[j.job_type] = { items: (j.items - old.items) / seconds, dead: (j.dead - old.dead) / seconds };
+    }
+  }
+  return rates;
+}
+
+async function refresh() {
+  try {
+    const data = await getJson("/api/overview");
+    const now = Date.now();
+    render(data, ratesSince(data, now));
+    previous = { data: data, at: now };
+    $("status").textContent = "updated " + new Date(now).toLocaleTimeString();
+    $("status").className = "status";
+  } catch (error) {
+    $("status").textContent = "cannot refresh: " + error.message;
+    $("status").className = "status error";
+  }
+}
+
+function deadFilter() {
+  const filter = {};
+  for (const [key, id] of [["tenant", "dead-tenant"], ["job_type", "dead-job-type"], ["error", "dead-error"],
+                           ["older_than", "dead-older-than"]]) {
+    if ($(id).value.trim() !== "") filter[key] = $(id).value.trim();
+  }
+  return filter;
+}
+
+async function searchDeadItems() {
+  try {
+    const data = await getJson("/api/dead_items?" + new URLSearchParams(deadFilter()).toString());
+    fillTable("dead-items", data.dead_items, (d) => {
+      const box = element("input", null, "select-dead");
+      box.type = "checkbox";
+      box.dataset.id = String(d.id);
+      return [
+        cell(box), cell(d.id, "number"), cell(d.tenant), cell(d.job_type), cell(d.error_count, "number"),
+        cell(d.last_error, "error-text"), cell(d.reason), cell(d.died_at), cell(JSON.stringify(d.payload), "payload"),
+        cell(actionButton("Retry", "retry-dead", () => act("/api/dead_items/retry", { ids: [d.id] }), { id: d.id })),
+      ];
+    }, "no dead items match");
+  } catch (error) {
+    showMessage("dead items: " + error.message, true);
+  }
+}
+
+function selectedDeadIds() {
+  return Array.from(document.querySelectorAll("input.select-dead:checked")).map((box) => box.dataset.id);
+}
+
+function wire() {
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $("token").value);
+    $("token").value = "";
+    showMessage("token kept for this tab", false);
+    refresh();
+  });
+  $("token-forget").addEventListener("click", () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showMessage("token forgotten", false);
+    refresh();
+  });
+  $("pause-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const kind = $("pause-kind").value;
+    act("/api/" + (kind === "tenant" ? "tenants" : "job_types") + "/pause",
+        { [kind]: $("pause-name").value.trim(), reason: $("pause-reason").value.trim() });
+  });
+  $("cancel-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act("/api/items/cancel", { id: $("cancel-id").value.trim() });
+  });
+  $("dead-search").addEventListener("submit", (event) => {
+    event.preventDefault();
+    searchDeadItems();
+  });
+  $("retry-selected").addEventListener("click", () => {
+    const ids = selectedDeadIds();
+    if (ids.length === 0) showMessage("select dead items first", true);
+    else act("/api/dead_items/retry", { ids: ids });
+  });
+  $("retry-matching").addEventListener("click", () => {
+    const filter = deadFilter();
+    const body = { tenant: filter.tenant, job_type: filter.job_type, error_contains: filter.error, older_than: filter.older_than };
+    act("/api/dead_items/retry", body);
+  });
+}
+
+wire();
+refresh();
+searchDeadItems();
+setInterval(() => {
+  refresh();
+  if (selectedDeadIds().length === 0) searchDeadItems();
+}, POLL_MS);

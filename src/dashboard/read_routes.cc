@@ -1,0 +1,59 @@
+// The read-only API: everything the page shows, from the quick.dashboard_* functions
+// (sql/functions/dashboard_*.sql), quick.paused and quick.find_dead_items.
+#include <string>
+
+#include "dashboard/http_answers.h"
+#include "dashboard/json_rows.h"
+#include "dashboard/request_fields.h"
+#include "dashboard/routes.h"
+#include "store/pg_values.h"
+
+namespace quick::dashboard {
+namespace {
+
+nlohmann::json overview(DashboardState& state) {
+  auto conn = state.pool.borrow();
+  // One snapshot, so that the tables of one refresh agree with each other.
+  pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> txn(*conn);
+  const int budget = state.options.page_budget;
+  const int zones = state.options.zone_rows;
+  nlohmann::json body;
+  body["database"] = state.options.database_name;
+  body["read_only"] = state.options.admin_token.empty();
+  body["summary"] = rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_summary($1)", budget)).at(0);
+  body["consumers"] = rows_to_json(txn.exec("SELECT * FROM quick.dashboard_consumers()"));
+  body["job_types"] = rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_job_types($1)", budget));
+  body["deepest_zones"] = rows_to_json(
+      txn.exec_params("SELECT * FROM quick.dashboard_deepest_zones($1, $2)", zones, budget));
+  body["lagging_zones"] = rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_lagging_zones($1)", zones));
+  body["paused"] = rows_to_json(
+      txn.exec("SELECT kind, name, paused_at, paused_by, reason FROM quick.paused ORDER BY kind, name"));
+  return body;
+}
+
+nlohmann::json dead_items(DashboardState& state, const httplib::Request& request) {
+  const auto tenant = query_text(request, "tenant");
+  const auto job_type = query_text(request, "job_type");
+  const auto error = query_text(request, "error");
+  const auto older_than = interval_of(query_text(request, "older_than"), "older_than");
+  const int limit = query_int(request, "limit", 100, 1, 1000);
+  auto conn = state.pool.borrow();
+  pqxx::read_transaction txn(*conn);
+  return nlohmann::json{
+      {"dead_items", rows_to_json(txn.exec_params("SELECT * FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)",
+                                                  store::nullable(tenant), store::nullable(job_type),
+                                                  store::nullable(error), store::nullable(older_than), limit))}};
+}
+
+}  // namespace
+
+void add_read_routes(httplib::Server& server, std::shared_ptr<DashboardState> state) {
+  server.Get("/api/overview", [state](const httplib::Request&, httplib::Response& response) {
+    answer(response, [&] { return overview(*state); });
+  });
+  server.Get("/api/dead_items", [state](const httplib::Request& request, httplib::Response& response) {
+    answer(response, [&] { return dead_items(*state, request); });
+  });
+}
+
+}  // namespace quick::dashboard

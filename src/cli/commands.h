@@ -14,11 +14,12 @@ using CommandAction = std::function<int()>;
 // Registers `action` to run when `command` was selected on the command line.
 void on_selected(CLI::App& command, CommandAction action);
 
-void add_db_commands(CLI::App& app);      // db start | stop | status | url
-void add_migrate_command(CLI::App& app);  // migrate
-void add_enqueue_command(CLI::App& app);  // enqueue
-void add_stats_command(CLI::App& app);    // stats
-void add_demo_command(CLI::App& app);     // demo
-void add_worker_command(CLI::App& app);   // worker
+void add_db_commands(CLI::App& app);        // db start | stop | status | url
+void add_migrate_command(CLI::App& app);    // migrate
+void add_enqueue_command(CLI::App& app);    // enqueue
+void add_stats_command(CLI::App& app);      // stats
+void add_demo_command(CLI::App& app);       // demo
+void add_worker_command(CLI::App& app);     // worker
+void add_dashboard_command(CLI::App& app);  // dashboard
 
 }  // namespace quick::cli

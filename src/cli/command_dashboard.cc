@@ -2,6 +2,8 @@
 // database until SIGINT or SIGTERM. Read-only unless an admin token is given.
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -74,7 +76,13 @@ int run_dashboard_command(const DashboardCommandOptions& options) {
   auto log = util::component_logger("quick.cli");
   log->info("dashboard on http://{}:{}/ ({}); SIGINT or SIGTERM stops it", host, port,
             dashboard_options.admin_token.empty() ? "read-only" : "actions need the admin token");
-  std::thread serving([&server] { server.listen_after_bind(); });
+  std::atomic<bool> listen_returned{false};  // written by the serving thread, read here
+  std::thread serving([&server, &listen_returned] {
+    server.listen_after_bind();
+    listen_returned = true;
+  });
+  // A stop() before the loop runs would not stop it: wait until it does (or has already ended).
+  while (!server.is_running() && !listen_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   int signal = 0;
   while (signal != SIGINT && signal != SIGTERM) signal = sigwaitinfo(&signals, nullptr);
   log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");

@@ -1,0 +1,234 @@
+// The dashboard's HTTP API (src/dashboard/, docs/operations.md#dashboard) against a real
+// database: the page and the overview are served, actions are refused without the admin token
+// (read-only by default) or with a wrong one, take effect in the database with the right one,
+// and bad input is answered 400 naming the field.
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "dashboard/authorization.h"
+#include "quick/quick.h"
+#include "support/consumer_helpers.h"
+#include "support/dashboard_server.h"
+#include "support/test_database.h"
+
+namespace quick::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kToken = "s3cret-admin-token";
+
+class DashboardApiTest : public DatabaseTest {
+ protected:
+  dashboard::DashboardOptions options(const std::string& token = "") const {
+    dashboard::DashboardOptions options;
+    options.database_url = url();
+    options.admin_token = token;
+    return options;
+  }
+  // POSTs `body` to `path` with `token` as the bearer ("" for no Authorization header).
+  static httplib::Result post(const DashboardServer& server, const std::string& path, const std::string& body,
+                              const std::string& token) {
+    auto client = server.client();
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    return client.Post(path.c_str(), headers, body, "application/json");
+  }
+  static nlohmann::json json_of(const httplib::Result& response) { return nlohmann::json::parse(response->body); }
+  int paused_count(const std::string& kind, const std::string& name) const {
+    return query_value<int>("SELECT count(*) FROM quick.paused WHERE kind = '" + kind + "' AND name = '" + name + "'");
+  }
+  // A dead item of `tenant`, as a consumer that gave up would leave it; returns its id.
+  std::int64_t insert_dead_item(const std::string& tenant, const std::string& job_type) const {
+    return query_value<std::int64_t>(
+        "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, last_error, "
+        "reason) VALUES ((SELECT coalesce(max(id), 0) + 1000 FROM quick.dead_items), '" +
+        tenant + "', '" + job_type + "', 0, 3, '{\"dead\": true}', now(), 'boom', 'gave up') RETURNING id");
+  }
+};
+
+TEST_F(DashboardApiTest, ServesThePageAndAnOverviewThatCountsWhatTheDatabaseHolds) {
+  enqueue_items(url(), 12, 3, "email", "api-tenant");
+  insert_dead_item("api-tenant0", "email");
+  DashboardServer server(options());
+  auto client = server.client();
+
+  const auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("quick-pg dashboard"));
+  EXPECT_THAT(page->get_header_value("Content-Security-Policy"), HasSubstr("script-src 'self'"));
+  const auto script = client.Get("/dashboard.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_THAT(script->get_header_value("Content-Type"), HasSubstr("javascript"));
+
+  const auto response = client.Get("/api/overview");
+  ASSERT_TRUE(response);
+  ASSERT_EQ(response->status, 200) << response->body;
+  const auto overview = json_of(response);
+  EXPECT_TRUE(overview["read_only"].get<bool>());
+  EXPECT_EQ(overview["summary"]["items"].get<int>(), 12);
+  EXPECT_EQ(overview["summary"]["dead_items"].get<int>(), 1);
+  EXPECT_EQ(overview["summary"]["pointers"].get<int>(), 3);
+  EXPECT_FALSE(overview["summary"]["estimated"].get<bool>());
+  ASSERT_EQ(overview["job_types"].size(), 1u);
+  EXPECT_EQ(overview["job_types"][0]["job_type"], "email");
+  EXPECT_EQ(overview["job_types"][0]["items"].get<int>(), 12);
+  EXPECT_EQ(overview["job_types"][0]["dead"].get<int>(), 1);
+  ASSERT_EQ(overview["deepest_zones"].size(), 3u);
+  EXPECT_EQ(overview["deepest_zones"][0]["items"].get<int>(), 4);
+
+  const auto dead = client.Get("/api/dead_items?tenant=api-tenant0");
+  ASSERT_TRUE(dead);
+  ASSERT_EQ(dead->status, 200) << dead->body;
+  ASSERT_EQ(json_of(dead)["dead_items"].size(), 1u);
+  EXPECT_EQ(json_of(dead)["dead_items"][0]["payload"]["dead"], true);
+}
+
+TEST_F(DashboardApiTest, WithoutAnAdminTokenEveryActionIsRefusedWith403AndChangesNothing) {
+  const auto dead_id = insert_dead_item("ro-tenant", "email");
+  DashboardServer server(options());
+  for (const auto& [path, body] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/tenants/pause", R"({"tenant": "ro-tenant"})"},
+           {"/api/job_types/pause", R"({"job_type": "email"})"},
+           {"/api/dead_items/retry", R"({"ids": [)" + std::to_string(dead_id) + "]}"},
+           {"/api/items/cancel", R"({"id": 1})"}}) {
+    const auto response = post(server, path, body, kToken);
+    ASSERT_TRUE(response) << path;
+    EXPECT_EQ(response->status, 403) << path;
+    EXPECT_THAT(json_of(response)["error"].get<std::string>(), HasSubstr("read-only")) << path;
+  }
+  EXPECT_EQ(paused_count("tenant", "ro-tenant"), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items"), 1);
+  // Reads stay open; an action by GET does not exist.
+  auto client = server.client();
+  EXPECT_EQ(client.Get("/api/tenants/pause")->status, 404);
+}
+
+TEST_F(DashboardApiTest, ActionsNeedTheRightBearerToken) {
+  DashboardServer server(options(kToken));
+  const std::string body = R"({"tenant": "tok-tenant", "reason": "noisy"})";
+  const auto missing = post(server, "/api/tenants/pause", body, "");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(missing->get_header_value("WWW-Authenticate"), "Bearer");
+  const auto wrong = post(server, "/api/tenants/pause", body, "s3cret-admin-tokeN");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(post(server, "/api/tenants/pause", body, "s3cret")->status, 401);
+  EXPECT_EQ(paused_count("tenant", "tok-tenant"), 0);
+
+  const auto right = post(server, "/api/tenants/pause", body, kToken);
+  ASSERT_TRUE(right);
+  ASSERT_EQ(right->status, 200) << right->body;
+  EXPECT_TRUE(json_of(right)["changed"].get<bool>());
+  EXPECT_EQ(paused_count("tenant", "tok-tenant"), 1);
+  EXPECT_EQ(query_value<std::string>("SELECT reason FROM quick.paused WHERE name = 'tok-tenant'"), "noisy");
+  EXPECT_FALSE(json_of(post(server, "/api/tenants/pause", body, kToken))["changed"].get<bool>());
+
+  const auto resumed = post(server, "/api/tenants/resume", R"({"tenant": "tok-tenant"})", kToken);
+  ASSERT_EQ(resumed->status, 200) << resumed->body;
+  EXPECT_EQ(paused_count("tenant", "tok-tenant"), 0);
+  ASSERT_EQ(post(server, "/api/job_types/pause", R"({"job_type": "email"})", kToken)->status, 200);
+  EXPECT_EQ(paused_count("job_type", "email"), 1);
+  ASSERT_EQ(post(server, "/api/job_types/resume", R"({"job_type": "email"})", kToken)->status, 200);
+  EXPECT_EQ(paused_count("job_type", "email"), 0);
+}
+
+TEST_F(DashboardApiTest, RetryAndCancelTakeEffectInTheDatabase) {
+  const auto first = insert_dead_item("retry-tenant", "email");
+  const auto second = insert_dead_item("retry-tenant", "email");
+  const auto other = insert_dead_item("other-tenant", "report");
+  DashboardServer server(options(kToken));
+
+  const auto by_ids = post(server, "/api/dead_items/retry", R"({"ids": [)" + std::to_string(first) + "]}", kToken);
+  ASSERT_EQ(by_ids->status, 200) << by_ids->body;
+  EXPECT_EQ(json_of(by_ids)["retried"].get<int>(), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'retry-tenant'"), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(first)), 0);
+
+  const auto by_filter = post(server, "/api/dead_items/retry", R"({"tenant": "retry-tenant", "job_type": "email"})",
+                              kToken);
+  ASSERT_EQ(by_filter->status, 200) << by_filter->body;
+  EXPECT_EQ(json_of(by_filter)["retried"].get<int>(), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(second)), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(other)), 1);
+
+  const auto queued = query_value<std::int64_t>("SELECT min(id) FROM quick.items WHERE tenant = 'retry-tenant'");
+  const auto cancel = post(server, "/api/items/cancel", R"({"id": ")" + std::to_string(queued) + R"("})", kToken);
+  ASSERT_EQ(cancel->status, 200) << cancel->body;
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(queued)), 0);
+  EXPECT_EQ(query_value<std::string>("SELECT reason FROM quick.dead_items WHERE id = " + std::to_string(queued)),
+            "cancelled");
+  const auto again = post(server, "/api/items/cancel", R"({"id": )" + std::to_string(queued) + "}", kToken);
+  EXPECT_EQ(again->status, 404) << again->body;
+}
+
+TEST_F(DashboardApiTest, BadInputIsAnswered400NamingWhatWasWrong) {
+  DashboardServer server(options(kToken));
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"/api/dead_items/retry", R"({"ids": [1, "x"]})", "ids[1]"},
+      {"/api/dead_items/retry", R"({"ids": []})", "ids must be a non-empty array"},
+      {"/api/dead_items/retry", R"({})", "say which dead items"},
+      {"/api/dead_items/retry", R"({"tenant": "t", "older_than": "soon"})", "older_than"},
+      {"/api/items/cancel", R"({"id": "12abc"})", "id must be a positive integer"},
+      {"/api/items/cancel", R"({"id": -4})", "id must be a positive integer"},
+      {"/api/items/cancel", R"(not json)", "JSON object"},
+      {"/api/tenants/pause", R"({"tenant": ""})", "tenant is required"},
+      {"/api/tenants/pause", R"({"tenant": 7})", "tenant must be a string"},
+      {"/api/job_types/resume", R"({})", "job_type is required"},
+  };
+  for (const auto& [path, body, expected] : cases) {
+    const auto response = post(server, path, body, kToken);
+    ASSERT_TRUE(response) << path << " " << body;
+    EXPECT_EQ(response->status, 400) << path << " " << body << ": " << response->body;
+    EXPECT_THAT(json_of(response)["error"].get<std::string>(), HasSubstr(expected)) << path << " " << body;
+  }
+  auto client = server.client();
+  for (const auto& [query, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/dead_items?limit=0", "limit must be an integer from 1 to 1000"},
+           {"/api/dead_items?limit=ten", "limit"},
+           {"/api/dead_items?older_than=5", "older_than"}}) {
+    const auto response = client.Get(query.c_str());
+    ASSERT_TRUE(response) << query;
+    EXPECT_EQ(response->status, 400) << query << ": " << response->body;
+    EXPECT_THAT(json_of(response)["error"].get<std::string>(), HasSubstr(expected)) << query;
+  }
+}
+
+TEST_F(DashboardApiTest, ALoginWithoutQuickAdminReadsButItsActionsAreRefusedByTheDatabase) {
+  TestLogin consumer("quick_consumer");
+  pqxx::connection conn(url());  // its keyword form, to which the login's user is appended
+  dashboard::DashboardOptions as_consumer = options(kToken);
+  as_consumer.database_url = consumer.url("host=" + std::string(conn.hostname()) + " port=" + conn.port() +
+                                          " dbname=" + conn.dbname());
+  DashboardServer server(as_consumer);
+  auto client = server.client();
+  const auto overview = client.Get("/api/overview");
+  ASSERT_TRUE(overview);
+  EXPECT_EQ(overview->status, 200) << overview->body;
+  const auto pause = post(server, "/api/tenants/pause", R"({"tenant": "t"})", kToken);
+  ASSERT_TRUE(pause);
+  EXPECT_EQ(pause->status, 403) << pause->body;
+  EXPECT_THAT(json_of(pause)["error"].get<std::string>(), HasSubstr("quick_admin"));
+  EXPECT_EQ(paused_count("tenant", "t"), 0);
+}
+
+TEST(DashboardTokenTest, TokensAreEqualOnlyWhenEveryByteAndTheLengthMatch) {
+  EXPECT_TRUE(dashboard::tokens_equal("abc", "abc"));
+  EXPECT_FALSE(dashboard::tokens_equal("abc", "abd"));
+  EXPECT_FALSE(dashboard::tokens_equal("abc", "abcabc"));
+  EXPECT_FALSE(dashboard::tokens_equal("abc", "ab"));
+  EXPECT_FALSE(dashboard::tokens_equal("abc", ""));
+  EXPECT_FALSE(dashboard::tokens_equal("", ""));
+}
+
+}  // namespace
+}  // namespace quick::testing

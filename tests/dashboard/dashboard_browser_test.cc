@@ -1,0 +1,137 @@
+// The dashboard in a real headless Chromium (support/webdriver.h): with a consumer running
+// against the database, the page shows it alive with its roles and counts equal to the
+// database's; then, with the admin token entered in the page, pausing a tenant and retrying a dead
+// item from the page take effect in the database.
+//
+// QUICK_DASHBOARD_SCREENSHOT_DIR=DIR makes it save DIR/dashboard-overview.png and
+// DIR/dashboard-actions.png (docs/images/ holds the ones docs/operations.md shows).
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "quick/quick.h"
+#include "support/consumer_helpers.h"
+#include "support/dashboard_server.h"
+#include "support/items.h"
+#include "support/test_database.h"
+#include "support/webdriver.h"
+
+namespace quick::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kToken = "browser-test-token";
+
+class DashboardBrowserTest : public DatabaseTest {
+ protected:
+  static void screenshot(BrowserSession& browser, const std::string& name) {
+    const char* dir = std::getenv("QUICK_DASHBOARD_SCREENSHOT_DIR");
+    if (dir != nullptr && *dir != '\0') browser.save_screenshot(std::filesystem::path(dir) / (name + ".png"));
+  }
+  // Whether the element's text is `expected`, as the page shows it now.
+  static bool shows(BrowserSession& browser, const std::string& css, const std::string& expected) {
+    return browser.text(css).value_or("") == expected;
+  }
+  static bool shows_substring(BrowserSession& browser, const std::string& css, const std::string& expected) {
+    return browser.text(css).value_or("").find(expected) != std::string::npos;
+  }
+};
+
+TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadItemFromThePage) {
+  const auto started = Clock::now();
+  // Work the consumer finishes, one item it gives up on (tenant acme), and three items for later
+  // that stay queued: the numbers the page must show are then stable.
+  enqueue_items(url(), 40, 4, "resize-image", "shop");
+  {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    enqueue_in(txn, make_item("acme", "send-invoice", R"({"invoice": 7})"));
+    for (int i = 0; i < 3; ++i) enqueue_in(txn, make_item("later", "send-invoice", "{}", std::chrono::hours(1)));
+    txn.commit();
+  }
+  Consumer consumer(fast_config(url(), "dash-consumer"));
+  consumer.handle("resize-image", [](JobContext&) { return JobResult::done(); });
+  consumer.handle("send-invoice", [](JobContext&) { return JobResult::permanent_failure("SMTP 550: mailbox full"); });
+  consumer.start();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_value<int>("SELECT count(*) FROM quick.dead_items") == 1 &&
+               query_value<int>("SELECT count(*) FROM quick.items") == 3;
+      },
+      seconds(15)))
+      << "the consumer did not finish the work";
+  const auto dead_id = query_value<std::int64_t>("SELECT id FROM quick.dead_items");
+
+  dashboard::DashboardOptions options;
+  options.database_url = url();
+  options.admin_token = kToken;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver, 1400, 1750);
+  browser.navigate(server.base_url() + "/");
+
+  // Live numbers: the consumer alive with both its roles, the counts the database holds.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return shows_substring(browser, "#consumers tbody", "dash-consumer") &&
+               shows_substring(browser, "#consumers tbody", "in-order Scanner");
+      },
+      seconds(10), milliseconds(100)))
+      << "consumers: " << browser.text("#consumers").value_or("(none)")
+      << "\nstatus: " << browser.text("#status").value_or("");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return shows(browser, "#summary-items", std::to_string(query_value<int>("SELECT count(*) FROM quick.items"))) &&
+               shows(browser, "#summary-dead",
+                     std::to_string(query_value<int>("SELECT count(*) FROM quick.dead_items")));
+      },
+      seconds(10), milliseconds(100)))
+      << "items " << browser.text("#summary-items").value_or("?") << ", dead "
+      << browser.text("#summary-dead").value_or("?");
+  ASSERT_TRUE(eventually([&] { return browser.exists("button.retry-dead[data-id='" + std::to_string(dead_id) + "']"); },
+                         seconds(10), milliseconds(100)))
+      << browser.text("#dead-items").value_or("(no dead items table)");
+  EXPECT_THAT(browser.text("#dead-items").value_or(""), HasSubstr("SMTP 550: mailbox full"));
+  EXPECT_THAT(browser.text("#job-types").value_or(""), HasSubstr("send-invoice"));
+  screenshot(browser, "dashboard-overview");
+
+  // The admin token, entered in the page.
+  browser.type("#token", kToken);
+  browser.click("#token-save");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled"); }, seconds(10), milliseconds(50)));
+
+  // Pause tenant acme from the form: it shows in quick.paused.
+  browser.type("#pause-name", "acme");
+  browser.type("#pause-reason", "invoices bounce");
+  browser.click("#pause-button");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_value<int>("SELECT count(*) FROM quick.paused WHERE kind = 'tenant' AND name = 'acme'") == 1;
+      },
+      seconds(10), milliseconds(50)))
+      << browser.text("#message").value_or("");
+  ASSERT_TRUE(
+      eventually([&] { return shows_substring(browser, "#paused tbody", "acme"); }, seconds(10), milliseconds(50)));
+
+  // Retry the dead item from its row: it is back in acme's zone, where the pause keeps it.
+  browser.click("button.retry-dead[data-id='" + std::to_string(dead_id) + "']");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(dead_id)) == 0 &&
+               query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'acme'") == 1;
+      },
+      seconds(10), milliseconds(50)))
+      << browser.text("#message").value_or("");
+  ASSERT_TRUE(eventually([&] { return shows_substring(browser, "#message", "retried 1 dead item"); }, seconds(10),
+                         milliseconds(50)));
+  screenshot(browser, "dashboard-actions");
+  consumer.stop();
+  std::cout << "browser test took " << seconds_since(started) << " s" << std::endl;
+}
+
+}  // namespace
+}  // namespace quick::testing

@@ -19,12 +19,13 @@ SELECT i.tenant,
        count(*) FILTER (WHERE i.lease_id IS NULL AND i.vesting_time > now())     AS delayed,
        count(*) FILTER (WHERE i.error_count > 0)                         AS failing,
        now() - min(i.enqueued_at)                                        AS oldest_item_age,
-       now() - min(i.vesting_time) FILTER (WHERE i.vesting_time <= now()) AS oldest_vested_wait
+       now() - min(i.vesting_time) FILTER (WHERE i.vesting_time <= now()) AS oldest_vested_wait,
+       EXISTS (SELECT 1 FROM quick.paused_tenants t WHERE t.tenant = i.tenant) AS paused
   FROM quick.items i
  GROUP BY i.tenant;
 
 COMMENT ON VIEW quick.zone_depth IS
-'Per-tenant queue depth: items, vested/leased/delayed counts, failing items, oldest item age.';
+'Per-tenant queue depth: items, vested/leased/delayed counts, failing items, oldest item age, paused.';
 
 -- One row per job type.
 CREATE OR REPLACE VIEW quick.job_type_counts AS
@@ -36,11 +37,12 @@ SELECT i.job_type,
        count(*) FILTER (WHERE i.lease_id IS NULL AND i.vesting_time > now())     AS delayed,
        count(*) FILTER (WHERE i.error_count > 0)                         AS failing,
        max(i.error_count)                                                AS max_error_count,
-       now() - min(i.enqueued_at)                                        AS oldest_item_age
+       now() - min(i.enqueued_at)                                        AS oldest_item_age,
+       EXISTS (SELECT 1 FROM quick.paused_job_types j WHERE j.job_type = i.job_type) AS paused
   FROM quick.items i
  GROUP BY i.job_type;
 
-COMMENT ON VIEW quick.job_type_counts IS 'Per-job-type counts of queued items.';
+COMMENT ON VIEW quick.job_type_counts IS 'Per-job-type counts of queued items, and whether the type is paused.';
 
 -- One row per pointer of the top-level queue.
 CREATE OR REPLACE VIEW quick.pointer_lag AS
@@ -83,9 +85,19 @@ SELECT (SELECT count(*) FROM quick.pointers)                                   A
 
 COMMENT ON VIEW quick.queue_summary IS 'Totals for the whole queue, one row.';
 
+-- What consumers skip right now (quick.pause_tenant, quick.pause_job_type; docs/operations.md).
+CREATE OR REPLACE VIEW quick.paused AS
+SELECT 'tenant'::text AS kind, t.tenant AS name, t.paused_at, t.paused_by, t.reason FROM quick.paused_tenants t
+UNION ALL
+SELECT 'job_type'::text, j.job_type, j.paused_at, j.paused_by, j.reason FROM quick.paused_job_types j;
+
+COMMENT ON VIEW quick.paused IS 'Paused tenants and job types: consumers skip them, enqueue still works.';
+
 -- Who may read the views (docs/security.md): operators and consumers, not producers, whose
 -- tenants' depths and names they would otherwise see.
-REVOKE ALL ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary
+REVOKE ALL ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary,
+              quick.paused
     FROM PUBLIC, quick_producer, quick_consumer, quick_admin;
-GRANT SELECT ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary
+GRANT SELECT ON quick.zone_depth, quick.job_type_counts, quick.pointer_lag, quick.orphaned_zones, quick.queue_summary,
+               quick.paused
     TO quick_consumer, quick_admin;

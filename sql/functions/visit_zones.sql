@@ -6,18 +6,23 @@
 -- lock is the lease: other consumers skip the zone while it is visited, and a consumer that dies
 -- mid-visit changes nothing (the transaction rolls back, the pointer is still vested).
 --
---   1. lock the named zones' pointers that are vested. FOR NO KEY UPDATE SKIP LOCKED: never FOR
---      UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE and starve busy tenants;
+--   1. lock the named zones' pointers that are vested, of tenants not paused. FOR NO KEY UPDATE
+--      SKIP LOCKED: never FOR UPDATE, which would skip pointers that enqueuers hold FOR KEY SHARE
+--      and starve busy tenants;
 --   2. dequeue up to dequeue_max vested items from each zone (item leases), leaving out job types
---      the consumer is throttling, and at most max_bytes of payload (the JSON text's bytes) in
+--      the consumer is throttling and paused job types (quick.paused_job_types), and at most
+--      max_bytes of payload (the JSON text's bytes) in
 --      all: a visit's result is bounded, so a client that stops reading it cannot keep the
 --      server blocked on sending it (and the zones locked) for long;
---   3. a zone that still has vested items has more work: its pointer vests again now;
+--   3. a zone that still has vested items, of job types not paused, has more work: its pointer
+--      vests again now;
 --   4. every other zone is settled with the protocol of quick.settle_pointers (docs/protocol.md):
 --      lock FOR UPDATE SKIP LOCKED, which conflicts only with an enqueue in flight; in a NEW
 --      statement read the zone and requeue its pointer to the zone's earliest vesting time, park
 --      it, or delete it when the zone has been empty for min_inactive. A zone an enqueuer holds
---      right now is released to vest now.
+--      right now is released to vest now. The earliest vesting time counts only job types not
+--      paused; a zone that holds paused items only is requeued for quick.limits.max_pointer_lease
+--      (never collected: it is not empty), and quick.resume_job_type pulls it back.
 -- Returns one row per dequeued item (kind 'item'), one per zone visited (kind 'pointer', with
 -- what happened: requeued, parked, collected, released_busy; and pointer_lag, how long the
 -- pointer had been vested), and for each tenant that was not visited one row of kind 'conflict': 'locked' (another consumer was visiting it), 'not_vested' (visited and requeued
@@ -69,6 +74,9 @@ DECLARE
     cand_zone       bigint[];
     cand_bytes      integer[];
     cand_total      bigint;
+    -- Job types no consumer takes now; with the ones this consumer throttles, those left out.
+    paused_types    text[] := ARRAY(SELECT j.job_type FROM quick.paused_job_types j);
+    skipped_types   text[];
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
@@ -83,6 +91,7 @@ BEGIN
         'quick.visit_zones: max_bytes must be positive, got %s', coalesce(max_bytes::text, 'NULL'));
     PERFORM quick.check_interval(min_inactive, 'min_inactive', 'quick.visit_zones', true,
                                  limits.max_min_inactive, 'max_min_inactive');
+    skipped_types := coalesce(excluded_job_types, '{}') || paused_types;
 
     -- 1: lock the vested pointers of the named zones and probe which have vested items to take.
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
@@ -95,10 +104,11 @@ BEGIN
                    -- Through the zone index, in its order (see the header): not an EXISTS.
                    coalesce((SELECT true FROM quick.items i
                               WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
-                                AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                                AND i.job_type <> ALL (skipped_types)
                               ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
               FROM quick.pointers p
              WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
+               AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants pt WHERE pt.tenant = p.tenant)
              ORDER BY p.tenant
                FOR NO KEY UPDATE OF p SKIP LOCKED) l;
     -- Why the others were not visited (no locks; only the losers are looked at). EXCEPT hashes
@@ -135,7 +145,7 @@ BEGIN
                 SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
                   FROM quick.items i
                  WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
-                   AND i.job_type <> ALL (coalesce(excluded_job_types, '{}'))
+                   AND i.job_type <> ALL (skipped_types)
                  ORDER BY i.priority, i.vesting_time
                  LIMIT dequeue_max
                    FOR NO KEY UPDATE SKIP LOCKED) c;
@@ -174,6 +184,7 @@ BEGIN
     -- REPEATABLE READ / SERIALIZABLE enqueuers the way a FOR UPDATE lock does.
     SELECT coalesce(array_agg(z.found AND coalesce((SELECT true FROM quick.items i
                                                      WHERE i.tenant = z.t AND i.vesting_time <= now_ts
+                                                       AND i.job_type <> ALL (paused_types)
                                                      ORDER BY i.priority, i.vesting_time LIMIT 1), false)
                               ORDER BY z.n), '{}')
       INTO zone_busy
@@ -219,32 +230,40 @@ BEGIN
     -- on every Scanner round.
     RETURN QUERY
     WITH zones AS (
-        SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting
+        SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting,
+               -- Only paused items left (probed only then, in the zone index's order as above).
+               (fv.first_vesting IS NULL AND cardinality(paused_types) > 0
+                AND coalesce((SELECT true FROM quick.items i WHERE i.tenant = z.t
+                               ORDER BY i.priority, i.vesting_time LIMIT 1), false)) AS held
           FROM unnest(settle_tenants, settle_active, settle_lag, settle_found, settle_locked)
                z(t, active, lag, found, locked)
           -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
-          -- the first entry of each priority in use, then the earliest of those.
+          -- the first entry of each priority in use, then the earliest of those; paused job types
+          -- left out.
           LEFT JOIN LATERAL (
                 WITH RECURSIVE firsts AS (
                     (SELECT i.priority, i.vesting_time FROM quick.items i
-                      WHERE i.tenant = z.t ORDER BY i.priority, i.vesting_time LIMIT 1)
+                      WHERE i.tenant = z.t AND i.job_type <> ALL (paused_types)
+                      ORDER BY i.priority, i.vesting_time LIMIT 1)
                     UNION ALL
                     SELECT next.priority, next.vesting_time
                       FROM firsts f
                       CROSS JOIN LATERAL (
                             SELECT i.priority, i.vesting_time FROM quick.items i
                              WHERE i.tenant = z.t AND i.priority > f.priority
+                               AND i.job_type <> ALL (paused_types)
                              ORDER BY i.priority, i.vesting_time LIMIT 1) next)
                 SELECT min(firsts.vesting_time) AS first_vesting FROM firsts) fv
             ON z.locked),
     plan AS (
         SELECT z.tenant, z.lag, z.found,
                CASE WHEN NOT z.locked THEN 'released_busy'
-                    WHEN z.first_vesting IS NOT NULL THEN 'requeued'
+                    WHEN z.first_vesting IS NOT NULL OR z.held THEN 'requeued'
                     WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
                     ELSE 'parked' END AS action,
                CASE WHEN NOT z.locked THEN now_ts
                     WHEN z.first_vesting IS NOT NULL THEN greatest(z.first_vesting, now_ts)
+                    WHEN z.held THEN now_ts + limits.max_pointer_lease
                     WHEN z.found THEN now_ts + min_inactive
                     ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
           FROM zones z),

@@ -1,0 +1,20 @@
+-- Resume a paused tenant (quick.pause_tenant). Returns true when it was paused. Its pointer is
+-- usually vested already; a pull request for now wakes the consumers (the pull-request trigger
+-- notifies them) rather than leaving the zone to the next poll.
+CREATE OR REPLACE FUNCTION quick.resume_tenant(tenant text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM quick.check_not_null(resume_tenant.tenant IS NULL, 'tenant', 'quick.resume_tenant');
+    DELETE FROM quick.paused_tenants t WHERE t.tenant = resume_tenant.tenant;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO quick.pointer_pulls (tenant, vesting_time)
+    SELECT p.tenant, statement_timestamp() FROM quick.pointers p WHERE p.tenant = resume_tenant.tenant;
+    RETURN true;
+END
+$$;
+REVOKE ALL ON FUNCTION quick.resume_tenant(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.resume_tenant(text) TO quick_admin;

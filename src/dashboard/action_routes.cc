@@ -75,7 +75,8 @@ nlohmann::json cancel_item(pqxx::work& txn, const nlohmann::json& body) {
 
 // pause_tenant, resume_tenant, pause_job_type, resume_job_type: one name, a reason for a pause.
 Action pause_action(const std::string& function, const std::string& field, bool pause) {
-  return [function, field, pause](pqxx::work& txn, const nlohmann::json& body) -> nlohmann::json {
+  const std::string what = field == "job_type" ? "job type" : field;
+  return [function, field, what, pause](pqxx::work& txn, const nlohmann::json& body) -> nlohmann::json {
     const auto name = required_text(body, field);
     const bool changed = pause ? txn.exec_params("SELECT quick." + function + "($1, $2)", name,
                                                  store::nullable(optional_text(body, "reason")))
@@ -85,7 +86,7 @@ Action pause_action(const std::string& function, const std::string& field, bool 
                                : txn.exec_params("SELECT quick." + function + "($1)", name).at(0).at(0).as<bool>();
     const std::string state = pause ? "paused" : "resumed";
     return {{"changed", changed},
-            {"message", field + " " + name + (changed ? " " + state : " was already " + (pause ? state : "running"))}};
+            {"message", what + " " + name + (changed ? " " + state : " was already " + (pause ? state : "running"))}};
   };
 }
 

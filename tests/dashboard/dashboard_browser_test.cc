@@ -71,7 +71,7 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
   options.admin_token = kToken;
   DashboardServer server(options);
   ChromeDriver driver;
-  BrowserSession browser(driver, 1400, 1750);
+  BrowserSession browser(driver, 1400, 1100);
   browser.navigate(server.base_url() + "/");
 
   // Live numbers: the consumer alive with both its roles, the counts the database holds.

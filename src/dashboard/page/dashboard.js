@@ -5,7 +5,9 @@
 
 const POLL_MS = 3000;
 const TOKEN_KEY = "quick-dashboard-token";  // sessionStorage: gone when the tab closes
-let previous = null;  // the last overview and when it came, for the rates per job type
+let previous = null;  // the overview the rates are measured from, and when it came
+let rates = {};  // job type -> {items, dead} per second
+const MIN_RATE_INTERVAL_MS = 1500;  // a refresh right after an action would give noisy rates
 let readOnly = true;
 
 const $ = (id) => document.getElementById(id);
@@ -30,6 +32,11 @@ function formatSeconds(seconds) {
   if (s < 7200) return (s / 60).toFixed(1) + " min";
   if (s < 172800) return (s / 3600).toFixed(1) + " h";
   return (s / 86400).toFixed(1) + " d";
+}
+
+// "2026-11-25 22:58:59.891303+00" -> "2026-11-25 22:58:59+00".
+function formatTime(text) {
+  return text === null || text === undefined ? "" : String(text).replace(/\.\d+/, "");
 }
 
 function formatRate(rate) {
@@ -87,6 +94,7 @@ async function getJson(path) {
 
 // POSTs an action with the admin token; shows what it did, then refreshes.
 async function act(path, body) {
+  let outcome;
   try {
     const response = await fetch(path, {
       method: "POST",
@@ -95,12 +103,14 @@ async function act(path, body) {
     });
     const answer = await response.json().catch(() => ({ error: "HTTP " + response.status }));
     if (!response.ok) throw new Error(answer.error || "HTTP " + response.status);
-    showMessage(answer.message || "done", false);
+    outcome = [answer.message || "done", false];
   } catch (error) {
-    showMessage(error.message, true);
+    outcome = [error.message, true];
   }
+  // The message comes once the tables show the change, so that what it says can be seen.
   await refresh();
   await searchDeadItems();
+  showMessage(outcome[0], outcome[1]);
 }
 
 function pauseButtons(kind, name, pausedSet) {
@@ -137,7 +147,7 @@ function renderSummary(summary) {
   $("summary").replaceWith(container);
 }
 
-function render(data, rates) {
+function render(data, jobRates) {
   readOnly = data.read_only;
   document.body.classList.toggle("read-only", readOnly);
   $("database-name").textContent = data.database;
@@ -150,15 +160,15 @@ function render(data, rates) {
 
   fillTable("consumers", data.consumers, (c) => [
     cell(c.consumer_id), cell(c.member ? "member" : "–"), cell(c.in_order_scanner ? "in-order Scanner" : ""),
-    cell(formatSeconds(c.lease_expires_in_seconds), "number"), cell(c.member_since),
+    cell(formatSeconds(c.lease_expires_in_seconds), "number"), cell(formatTime(c.member_since)),
   ], "no consumer alive");
 
   fillTable("job-types", data.job_types, (j) => [
     cell(j.job_type), cell(formatCount(j.items, j.estimated), "number"), cell(formatCount(j.vested, j.estimated), "number"),
     cell(formatCount(j.leased, j.estimated), "number"), cell(formatCount(j.failing, j.estimated), "number"),
     cell(formatCount(j.dead, j.estimated), "number"),
-    cell(formatRate(rates[j.job_type] ? rates[j.job_type].items : null), "number"),
-    cell(formatRate(rates[j.job_type] ? rates[j.job_type].dead : null), "number"),
+    cell(formatRate(jobRates[j.job_type] ? jobRates[j.job_type].items : null), "number"),
+    cell(formatRate(jobRates[j.job_type] ? jobRates[j.job_type].dead : null), "number"),
     cell(formatSeconds(j.oldest_item_age_seconds), "number"), cell(pauseButtons("job_type", j.job_type, paused)),
   ], "no queued or dead items");
 
@@ -177,31 +187,34 @@ function render(data, rates) {
   ], "no vested pointer waits");
 
   fillTable("paused", data.paused, (p) => [
-    cell(p.kind === "job_type" ? "job type" : p.kind), cell(p.name), cell(p.paused_at), cell(p.paused_by), cell(p.reason),
+    cell(p.kind === "job_type" ? "job type" : p.kind), cell(p.name), cell(formatTime(p.paused_at)), cell(p.paused_by), cell(p.reason),
     cell(pauseButtons(p.kind, p.name, paused)),
   ], "nothing paused");
 }
 
 // Items and dead items per second for each job type, from this overview and the previous one.
 function ratesSince(data, now) {
-  const rates = {};
+  const measured = {};
   if (previous) {
     const seconds = (now - previous.at) / 1000;
     const before = new Map(previous.data.job_types.map((j) => [j.job_type, j]));
     for (const j of data.job_types) {
       const old = before.get(j.job_type) || { items: 0, dead: 0 };
-      rates[j.job_type] = { items: (j.items - old.items) / seconds, dead: (j.dead - old.dead) / seconds };
+      measured[j.job_type] = { items: (j.items - old.items) / seconds, dead: (j.dead - old.dead) / seconds };
     }
   }
-  return rates;
+  return measured;
 }
 
 async function refresh() {
   try {
     const data = await getJson("/api/overview");
     const now = Date.now();
-    render(data, ratesSince(data, now));
-    previous = { data: data, at: now };
+    if (!previous || now - previous.at >= MIN_RATE_INTERVAL_MS) {
+      rates = ratesSince(data, now);
+      previous = { data: data, at: now };
+    }
+    render(data, rates);
     $("status").textContent = "updated " + new Date(now).toLocaleTimeString();
     $("status").className = "status";
   } catch (error) {
@@ -228,7 +241,7 @@ async function searchDeadItems() {
       box.dataset.id = String(d.id);
       return [
         cell(box), cell(d.id, "number"), cell(d.tenant), cell(d.job_type), cell(d.error_count, "number"),
-        cell(d.last_error, "error-text"), cell(d.reason), cell(d.died_at), cell(JSON.stringify(d.payload), "payload"),
+        cell(d.last_error, "error-text"), cell(d.reason), cell(formatTime(d.died_at)), cell(JSON.stringify(d.payload), "payload"),
         cell(actionButton("Retry", "retry-dead", () => act("/api/dead_items/retry", { ids: [d.id] }), { id: d.id })),
       ];
     }, "no dead items match");

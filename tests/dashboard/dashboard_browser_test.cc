@@ -43,7 +43,7 @@ class DashboardBrowserTest : public DatabaseTest {
 
 TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadItemFromThePage) {
   const auto started = Clock::now();
-  // Work the consumer finishes, one item it gives up on (tenant acme), and three items for later
+  // Work the consumer finishes, one item it gives up on (tenant acme), and eight items for later
   // that stay queued: the numbers the page must show are then stable.
   enqueue_items(url(), 40, 4, "resize-image", "shop");
   {
@@ -51,6 +51,9 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
     pqxx::work txn(*conn);
     enqueue_in(txn, make_item("acme", "send-invoice", R"({"invoice": 7})"));
     for (int i = 0; i < 3; ++i) enqueue_in(txn, make_item("later", "send-invoice", "{}", std::chrono::hours(1)));
+    for (int i = 0; i < 5; ++i) {
+      enqueue_in(txn, make_item(i % 2 ? "north" : "south", "export-report", "{}", std::chrono::minutes(30 + i)));
+    }
     txn.commit();
   }
   Consumer consumer(fast_config(url(), "dash-consumer"));
@@ -60,7 +63,7 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
   ASSERT_TRUE(eventually(
       [&] {
         return query_value<int>("SELECT count(*) FROM quick.dead_items") == 1 &&
-               query_value<int>("SELECT count(*) FROM quick.items") == 3;
+               query_value<int>("SELECT count(*) FROM quick.items") == 8;
       },
       seconds(15)))
       << "the consumer did not finish the work";
@@ -71,7 +74,7 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
   options.admin_token = kToken;
   DashboardServer server(options);
   ChromeDriver driver;
-  BrowserSession browser(driver, 1400, 1100);
+  BrowserSession browser(driver, 1400, 1250);
   browser.navigate(server.base_url() + "/");
 
   // Live numbers: the consumer alive with both its roles, the counts the database holds.

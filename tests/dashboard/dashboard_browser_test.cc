@@ -118,7 +118,8 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
       seconds(10), milliseconds(50)))
       << browser.text("#message").value_or("");
   ASSERT_TRUE(
-      eventually([&] { return shows_substring(browser, "#paused tbody", "acme"); }, seconds(10), milliseconds(50)));
+      eventually([&] { return shows(browser, "#message", "tenant acme paused"); }, seconds(10), milliseconds(50)));
+  EXPECT_THAT(browser.text("#paused tbody").value_or(""), HasSubstr("invoices bounce"));
 
   // Retry the dead item from its row: it is back in acme's zone, where the pause keeps it.
   browser.click("button.retry-dead[data-id='" + std::to_string(dead_id) + "']");

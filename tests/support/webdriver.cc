@@ -182,7 +182,16 @@ std::optional<std::string> BrowserSession::text(const std::string& css) {
 }
 
 void BrowserSession::click(const std::string& css) {
-  command("POST", "/session/" + session_id_ + "/element/" + require(css) + "/click");
+  // A page that re-renders (the dashboard refreshes its tables) may replace the element between
+  // finding and clicking it: find it again, a few times.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      command("POST", "/session/" + session_id_ + "/element/" + require(css) + "/click");
+      return;
+    } catch (const std::runtime_error& error) {
+      if (attempt == 5 || std::string(error.what()).find("stale element") == std::string::npos) throw;
+    }
+  }
 }
 
 void BrowserSession::type(const std::string& css, const std::string& keys) {

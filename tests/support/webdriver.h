@@ -56,7 +56,8 @@ class BrowserSession {
   std::optional<std::string> text(const std::string& css);
   // Whether an element matches `css` now.
   bool exists(const std::string& css) { return find(css).has_value(); }
-  // Clicks the first element matching `css`; throws when none does.
+  // Clicks the first element matching `css` (found again if the page replaced it meanwhile);
+  // throws when none does.
   void click(const std::string& css);
   // Clears the first input matching `css` and types `keys` into it; throws when none matches.
   void type(const std::string& css, const std::string& keys);

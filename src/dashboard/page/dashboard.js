@@ -9,6 +9,7 @@ let previous = null;  // the overview the rates are measured from, and when it c
 let rates = {};  // job type -> {items, dead} per second
 const MIN_RATE_INTERVAL_MS = 1500;  // a refresh right after an action would give noisy rates
 let readOnly = true;
+let shownDeadItems = null;  // the dead items the table shows, as JSON
 
 const $ = (id) => document.getElementById(id);
 
@@ -235,6 +236,10 @@ function deadFilter() {
 async function searchDeadItems() {
   try {
     const data = await getJson("/api/dead_items?" + new URLSearchParams(deadFilter()).toString());
+    // Unchanged since the last search: keep the rows (and whatever the user is about to click).
+    const text = JSON.stringify(data.dead_items);
+    if (text === shownDeadItems) return;
+    shownDeadItems = text;
     fillTable("dead-items", data.dead_items, (d) => {
       const box = element("input", null, "select-dead");
       box.type = "checkbox";

@@ -1,7 +1,7 @@
 -- Dashboard: the `max_rows` deepest queue zones. The ranking comes from a scan of at most about
 -- `page_budget` pages of quick.items (quick.dashboard_sample_percent: exact while the table is
 -- that small, a sample beyond, `estimated`); the counts of each zone listed are then read from its
--- rows through the items_zone_order index, at most `count_cap` rows per zone (`capped`).
+-- rows, at most `count_cap` per zone (quick.dashboard_zone_counts).
 CREATE OR REPLACE FUNCTION quick.dashboard_deepest_zones(max_rows integer DEFAULT 10, page_budget integer DEFAULT 2048,
                                                          count_cap integer DEFAULT 100000)
 RETURNS TABLE (tenant text, items bigint, vested bigint, leased bigint, failing bigint,
@@ -26,20 +26,11 @@ BEGIN
          ORDER BY count(*) DESC, i.tenant
          LIMIT max_rows
     )
-    SELECT r.tenant, z.items, z.vested, z.leased, z.failing, extract(epoch FROM now_ts - z.oldest)::double precision,
+    SELECT r.tenant, z.items, z.vested, z.leased, z.failing, z.oldest_item_age_seconds,
            (SELECT greatest(extract(epoch FROM now_ts - p.vesting_time), 0)::double precision
               FROM quick.pointers p WHERE p.tenant = r.tenant AND p.vesting_time <= now_ts),
-           z.items >= count_cap, items_percent < 100
-      FROM ranked r
-      CROSS JOIN LATERAL (
-        SELECT count(*) AS items,
-               count(*) FILTER (WHERE s.vesting_time <= now_ts) AS vested,
-               count(*) FILTER (WHERE s.lease_id IS NOT NULL AND s.vesting_time > now_ts) AS leased,
-               count(*) FILTER (WHERE s.error_count > 0) AS failing,
-               min(s.enqueued_at) AS oldest
-          FROM (SELECT i.vesting_time, i.lease_id, i.error_count, i.enqueued_at
-                  FROM quick.items i WHERE i.tenant = r.tenant LIMIT count_cap) s
-      ) z
+           z.capped, items_percent < 100
+      FROM ranked r CROSS JOIN LATERAL quick.dashboard_zone_counts(r.tenant, count_cap, now_ts) z
      ORDER BY z.items DESC, r.tenant;
 END
 $$;

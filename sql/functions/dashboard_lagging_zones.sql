@@ -1,6 +1,7 @@
 -- Dashboard: the `max_rows` zones whose pointers have waited longest for a consumer (the oldest
 -- vested pointers), read in order from the pointers_vesting index, so the cost does not grow with
--- the number of tenants. Each zone's counts read at most `count_cap` of its rows (`capped`).
+-- the number of tenants. Each zone's counts read at most `count_cap` of its rows
+-- (quick.dashboard_zone_counts).
 CREATE OR REPLACE FUNCTION quick.dashboard_lagging_zones(max_rows integer DEFAULT 10, count_cap integer DEFAULT 100000)
 RETURNS TABLE (tenant text, pointer_lag_seconds double precision, pointer_leased boolean, items bigint, vested bigint,
                failing bigint, oldest_item_age_seconds double precision, capped boolean)
@@ -24,17 +25,8 @@ BEGIN
     )
     SELECT o.tenant, greatest(extract(epoch FROM now_ts - o.vesting_time), 0)::double precision,
            (SELECT p.lease_id IS NOT NULL FROM quick.pointers p WHERE p.tenant = o.tenant),
-           z.items, z.vested, z.failing, extract(epoch FROM now_ts - z.oldest)::double precision,
-           z.items >= count_cap
-      FROM oldest o
-      CROSS JOIN LATERAL (
-        SELECT count(*) AS items,
-               count(*) FILTER (WHERE s.vesting_time <= now_ts) AS vested,
-               count(*) FILTER (WHERE s.error_count > 0) AS failing,
-               min(s.enqueued_at) AS oldest
-          FROM (SELECT i.vesting_time, i.error_count, i.enqueued_at
-                  FROM quick.items i WHERE i.tenant = o.tenant LIMIT count_cap) s
-      ) z
+           z.items, z.vested, z.failing, z.oldest_item_age_seconds, z.capped
+      FROM oldest o CROSS JOIN LATERAL quick.dashboard_zone_counts(o.tenant, count_cap, now_ts) z
      ORDER BY o.vesting_time, o.tenant;
 END
 $$;

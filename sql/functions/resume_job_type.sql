@@ -1,7 +1,7 @@
 -- Resume a paused job type (quick.pause_job_type). Returns true when it was paused. Zones that
 -- held only its items had their pointers requeued for later; a pull request for now, per zone
--- that has items of the type, brings them back at once. Finding those zones reads quick.items
--- (no index leads with job_type): about a second per few million items, once per resume.
+-- that has items of the type, brings them back at once. Finding those zones reads the whole of
+-- quick.items (no index leads with job_type), once per resume.
 CREATE OR REPLACE FUNCTION quick.resume_job_type(job_type text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

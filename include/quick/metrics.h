@@ -51,7 +51,7 @@ struct MetricsOptions {
   // A database is queried at most once per interval, whatever the scrape rate.
   std::chrono::milliseconds min_query_interval{5000};
   // Counts above this many rows are estimated (docs/operations.md#metrics): bounds a query's cost.
-  int count_limit = 100000;
+  int count_limit = 10000;
   // statement_timeout of the metrics' own connection to each database.
   std::chrono::milliseconds query_timeout{10000};
 };

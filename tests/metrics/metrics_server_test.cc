@@ -39,7 +39,21 @@ MetricsOptions local_options() {
   return options;
 }
 
-class MetricsServerTest : public DatabaseTest {};
+class MetricsServerTest : public DatabaseTest {
+ protected:
+  // A consumer with one handler, never started: the metrics read its configuration and counters.
+  static std::unique_ptr<Consumer> idle_consumer(const std::string& database_url, const std::string& id) {
+    auto consumer = std::make_unique<Consumer>(fast_config(database_url, id));
+    consumer->handle("job", [](JobContext&) { return JobResult::done(); });
+    return consumer;
+  }
+  // One render of a new Metrics of an idle consumer of this test's database.
+  MetricsPage render_once(const MetricsOptions& options) const {
+    const auto consumer = idle_consumer(url(), "gauges");
+    Metrics metrics(*consumer, options);
+    return parse_metrics(metrics.render());
+  }
+};
 
 TEST_F(MetricsServerTest, ScrapedCountersAndHistogramsMatchWhatTheConsumerDidPerJobType) {
   enqueue_items(url(), 20, 5, "ok");
@@ -127,12 +141,9 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
       "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, reason) "
       "VALUES (-1, 'gone', 'job', 0, 1, '{}', now(), 'test')");
 
-  Consumer consumer(fast_config(url(), "gauges"));
-  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
   MetricsOptions options;
   options.top_tenants = 2;
-  Metrics metrics(consumer, options);
-  const auto page = parse_metrics(metrics.render());
+  const auto page = render_once(options);
 
   const std::string db = R"({database="main"})";
   EXPECT_EQ(page.at("quick_database_up" + db), 1);
@@ -160,12 +171,9 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
 
 TEST_F(MetricsServerTest, CountsAboveTheCountLimitAreEstimatedAndSaySo) {
   enqueue_items(url(), 10, 10, "job");
-  Consumer consumer(fast_config(url(), "limited"));
-  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
   MetricsOptions options;
   options.count_limit = 3;
-  Metrics metrics(consumer, options);
-  const auto page = parse_metrics(metrics.render());
+  const auto page = render_once(options);
   const std::string db = R"({database="main"})";
   EXPECT_EQ(page.at("quick_database_up" + db), 1);
   EXPECT_EQ(page.at("quick_database_exact_items" + db), 0);
@@ -176,8 +184,8 @@ TEST_F(MetricsServerTest, CountsAboveTheCountLimitAreEstimatedAndSaySo) {
 }
 
 TEST_F(MetricsServerTest, ScrapesDoNotDriveTheQueryRate) {
-  Consumer consumer(fast_config(url(), "rate"));
-  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
+  const auto idle = idle_consumer(url(), "rate");
+  const Consumer& consumer = *idle;
   auto options = local_options();
   options.min_query_interval = std::chrono::hours(1);
   MetricsServer server(consumer, options);
@@ -202,9 +210,8 @@ TEST_F(MetricsServerTest, ScrapesDoNotDriveTheQueryRate) {
 }
 
 TEST_F(MetricsServerTest, AnUnreachableDatabaseIsReportedDownNotThrown) {
-  auto config = fast_config("host=127.0.0.1 port=1 dbname=nowhere user=nobody connect_timeout=2", "down");
-  Consumer consumer(config);
-  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
+  const auto idle = idle_consumer("host=127.0.0.1 port=1 dbname=nowhere user=nobody connect_timeout=2", "down");
+  const Consumer& consumer = *idle;
   MetricsServer server(consumer, local_options());
   server.start();
   const auto page = scrape(server.port());
@@ -214,8 +221,8 @@ TEST_F(MetricsServerTest, AnUnreachableDatabaseIsReportedDownNotThrown) {
 }
 
 TEST_F(MetricsServerTest, StopIsPromptAndIdempotentAndBadAddressesAreRefused) {
-  Consumer consumer(fast_config(url(), "lifecycle"));
-  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
+  const auto idle = idle_consumer(url(), "lifecycle");
+  const Consumer& consumer = *idle;
   {
     MetricsServer never_started(consumer, local_options());
     never_started.stop();

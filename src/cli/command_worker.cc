@@ -1,15 +1,14 @@
 // quick worker --config FILE: runs a consumer whose job types map to commands (see
 // command_handler.h and docs/configuration.md) until SIGINT or SIGTERM, printing its counters
 // every --stats-interval and when it stops, and serving Prometheus metrics on --metrics-address.
-#include <signal.h>
 
-#include <ctime>
 #include <iostream>
 #include <memory>
 
 #include "cli/command_handler.h"
 #include "cli/commands.h"
 #include "cli/duration_flags.h"
+#include "cli/stop_signals.h"
 #include "quick/consumer.h"
 #include "quick/database.h"
 #include "quick/errors.h"
@@ -47,17 +46,6 @@ std::unique_ptr<MetricsServer> start_metrics(const WorkerOptions& options, const
   return server;
 }
 
-// Blocks SIGINT/SIGTERM in this thread and in every thread it starts afterwards, so that only
-// the main thread's sigtimedwait sees them.
-sigset_t block_stop_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
-}
-
 int run_worker_command(const WorkerOptions& options) {
   ConsumerConfig config = load_config_file(options.config_file);
   // A worker serves only the listed job types: with none, it would only put every item aside.
@@ -77,7 +65,7 @@ int run_worker_command(const WorkerOptions& options) {
   }
   const auto interval = flag_duration(options.stats_interval);
 
-  const sigset_t signals = block_stop_signals();
+  StopSignals stop_signals;  // before any thread starts
   Consumer consumer(config);
   for (const auto& [job_type, settings] : config.job_types) {
     consumer.handle(job_type, make_command_handler(job_type, settings));
@@ -87,16 +75,8 @@ int run_worker_command(const WorkerOptions& options) {
   auto metrics = start_metrics(options, consumer, *log);
   consumer.start();
   log->info("worker running ({} job types); SIGINT or SIGTERM stops it", config.job_types.size());
-  while (true) {
-    timespec timeout{static_cast<time_t>(interval.count() / 1000),
-                     static_cast<long>((interval.count() % 1000) * 1000000)};
-    const int signal = sigtimedwait(&signals, nullptr, &timeout);
-    if (signal == SIGINT || signal == SIGTERM) {
-      log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      break;
-    }
-    std::cerr << consumer.stats().to_string() << std::endl;
-  }
+  while (!stop_signals.wait_for(interval)) std::cerr << consumer.stats().to_string() << std::endl;
+  log->info("received {}, stopping", stop_signals.signal_name());
   if (metrics) metrics->stop();
   consumer.stop();
   if (const int killed = kill_remaining_commands(); killed > 0) {

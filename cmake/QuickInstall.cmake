@@ -50,5 +50,13 @@ list(JOIN QUICK_LIBPQ_INCLUDE_DIRS " -I" QUICK_PC_LIBPQ_INCLUDES)
 if(QUICK_PC_LIBPQ_INCLUDES)
   set(QUICK_PC_LIBPQ_INCLUDES " -I${QUICK_PC_LIBPQ_INCLUDES}")
 endif()
+# cpp-httplib the same way: its quick.pc entry would be Requires.private, and Debian's
+# cpp-httplib.pc requires openssl, zlib and brotli there, which `pkg-config --static` would make
+# every user link although the shared libcpp-httplib already does.
+list(JOIN QUICK_HTTPLIB_LIBRARY_DIRS " -L" QUICK_PC_HTTPLIB_LIBS)
+if(QUICK_PC_HTTPLIB_LIBS)
+  set(QUICK_PC_HTTPLIB_LIBS "-L${QUICK_PC_HTTPLIB_LIBS} ")
+endif()
+string(APPEND QUICK_PC_HTTPLIB_LIBS "-lcpp-httplib")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/quick.pc.in ${PROJECT_BINARY_DIR}/quick.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/quick.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -17,6 +17,7 @@
 #include "quick/handler.h"
 #include "quick/item.h"
 #include "quick/logging.h"
+#include "quick/metrics.h"
 #include "quick/migrate.h"
 #include "quick/producer.h"
 #include "quick/stats.h"

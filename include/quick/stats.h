@@ -8,16 +8,41 @@
 // Thread safety: plain values (a snapshot).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace quick {
+
+// The fixed upper bounds, in milliseconds, of LatencySummary::cumulative_counts: the buckets of
+// the Prometheus histograms (quick/metrics.h), 1 ms to 1 minute.
+inline constexpr std::array<double, 16> kLatencyBucketBoundsMs = {1,   2.5,  5,    10,   25,    50,    100,   250,
+                                                                  500, 1000, 2500, 5000, 10000, 20000, 30000, 60000};
 
 // Percentiles of a latency distribution, in milliseconds (0 when no samples), since the consumer
 // started. Read from buckets about 4% wide, so approximate within a bucket.
 struct LatencySummary {
   std::uint64_t count = 0;  // samples
   double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
+  double sum_ms = 0;  // of all samples
+  // Exact: cumulative_counts[i] samples were at most kLatencyBucketBoundsMs[i] (count is the +Inf
+  // bucket).
+  std::array<std::uint64_t, kLatencyBucketBoundsMs.size()> cumulative_counts{};
+};
+
+// The name job types without a handler in this consumer are counted under in
+// ConsumerStats::job_types, so that the number of series stays bounded.
+inline constexpr const char* kOtherJobTypes = "(other)";
+
+// Counters of one job type since the consumer started (see ConsumerStats for their meanings).
+struct JobTypeStats {
+  std::uint64_t items_done = 0;
+  std::uint64_t items_retried = 0;
+  std::uint64_t items_dead = 0;
+  std::uint64_t items_lease_lost = 0;
+  LatencySummary pickup_latency;    // vested -> handler start
+  LatencySummary handler_duration;  // handler start -> end, in-line retries included
 };
 
 struct ConsumerStats {
@@ -71,6 +96,9 @@ struct ConsumerStats {
   bool in_order_role = false;            // holds the in-order role for at least one database
   std::uint64_t live_consumers = 1;      // consumers sharing its tenants, itself included (max)
   std::uint64_t pointers_per_visit = 0;  // zones per visit now (max; 0 before its first scan)
+  // Per job type: every job type with a registered handler (from Consumer::handle() on), and
+  // kOtherJobTypes for all others together. Not part of to_string().
+  std::map<std::string, JobTypeStats> job_types;
 
   std::string to_string() const;  // one line per group, for logs and `quick worker`
 };

@@ -1,5 +1,6 @@
 -- Vested pointers in vesting order, read from the pointers_vesting index only, leaving out paused
--- tenants (quick.pause_tenant): one probe of the small quick.paused_tenants per pointer read.
+-- tenants (quick.pause_tenant): one probe of the small quick.paused_tenants per pointer read, while
+-- any tenant is paused.
 CREATE OR REPLACE FUNCTION quick.peek_pointers(max_pointers integer)
 RETURNS TABLE (tenant text, vesting_time timestamptz)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -8,12 +9,21 @@ SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,
         'quick.peek_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
-    RETURN QUERY
-    SELECT p.tenant, p.vesting_time FROM quick.pointers p
-     WHERE p.vesting_time <= statement_timestamp()
-       AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants t WHERE t.tenant = p.tenant)
-     ORDER BY p.vesting_time, p.tenant
-     LIMIT max_pointers;
+    -- The probe per pointer costs about 0.4 us: not paid while no tenant is paused (the usual case).
+    IF NOT EXISTS (SELECT 1 FROM quick.paused_tenants) THEN
+        RETURN QUERY
+        SELECT p.tenant, p.vesting_time FROM quick.pointers p
+         WHERE p.vesting_time <= statement_timestamp()
+         ORDER BY p.vesting_time, p.tenant
+         LIMIT max_pointers;
+    ELSE
+        RETURN QUERY
+        SELECT p.tenant, p.vesting_time FROM quick.pointers p
+         WHERE p.vesting_time <= statement_timestamp()
+           AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants t WHERE t.tenant = p.tenant)
+         ORDER BY p.vesting_time, p.tenant
+         LIMIT max_pointers;
+    END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION quick.peek_pointers(integer) FROM PUBLIC;

@@ -10,17 +10,17 @@ RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    -- Read first, so the filter's arguments are checked even when no dead item exists.
+    matched bigint[] := ARRAY(SELECT m.id FROM quick.matching_dead_items(retry_dead_items.tenant, retry_dead_items.job_type,
+                                                                        error_contains, older_than, ids, NULL,
+                                                                        'quick.retry_dead_items') m(id));
     dead quick.dead_items;
     retried bigint := 0;
 BEGIN
     -- Zone by zone, in tenant order, so that two concurrent retries take pointers in one order.
     FOR dead IN
         WITH taken AS (
-            DELETE FROM quick.dead_items d
-             WHERE d.id IN (SELECT m.id FROM quick.matching_dead_items(retry_dead_items.tenant, retry_dead_items.job_type,
-                                                                        error_contains, older_than, ids, NULL,
-                                                                        'quick.retry_dead_items') m(id))
-            RETURNING d.*)
+            DELETE FROM quick.dead_items d WHERE d.id = ANY (matched) RETURNING d.*)
         SELECT t.* FROM taken t ORDER BY t.tenant, t.id
     LOOP
         PERFORM quick.enqueue(dead.tenant, dead.job_type, dead.payload, interval '0', dead.priority,

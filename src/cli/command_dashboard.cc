@@ -1,17 +1,14 @@
 // quick dashboard: serves the web dashboard (src/dashboard/, docs/operations.md#dashboard) for one
 // database until SIGINT or SIGTERM. Read-only unless an admin token is given.
-#include <signal.h>
-
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/database_target.h"
+#include "cli/stop_signals.h"
 #include "dashboard/dashboard.h"
+#include "http/http_server.h"
 #include "quick/database.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
@@ -25,19 +22,6 @@ struct DashboardCommandOptions {
   std::string listen = "127.0.0.1:8080";
   std::string admin_token_file;
 };
-
-// "host:port" -> host and port; throws InvalidArgument naming --listen.
-std::pair<std::string, int> parse_listen(const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
-  const bool digits = !port_text.empty() && port_text.size() <= 5 &&
-                      port_text.find_first_not_of("0123456789") == std::string::npos;
-  const int port = digits ? std::stoi(port_text) : -1;
-  if (colon == 0 || port < 0 || port > 65535) {
-    throw InvalidArgument("--listen must be HOST:PORT (such as 127.0.0.1:8080), got '" + listen + "'");
-  }
-  return {listen.substr(0, colon), port};
-}
 
 // The token from --admin-token-file (its first line), else $QUICK_DASHBOARD_TOKEN; "" for none.
 std::string admin_token(const DashboardCommandOptions& options) {
@@ -54,40 +38,22 @@ std::string admin_token(const DashboardCommandOptions& options) {
 }
 
 int run_dashboard_command(const DashboardCommandOptions& options) {
-  const auto [host, port] = parse_listen(options.listen);
+  http::HttpServer server(http::parse_address(options.listen));  // a malformed --listen stops us here
   dashboard::DashboardOptions dashboard_options;
   dashboard_options.admin_token = admin_token(options);
   dashboard_options.database_url = resolve_database(options.database).url;
   require_current_schema(*connect(dashboard_options.database_url));  // an old schema is refused now, not per request
 
-  // Only the main thread's sigtimedwait sees SIGINT and SIGTERM (blocked before the server's
-  // threads start, which inherit the mask).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  httplib::Server server;
-  dashboard::mount_dashboard(server, dashboard_options);
-  if (!server.bind_to_port(host.c_str(), port)) {
-    throw std::runtime_error("cannot listen on " + options.listen + " (in use, or not an address of this host?)");
-  }
+  StopSignals stop_signals;  // before the server's threads start
+  dashboard::mount_dashboard(server.routes(), dashboard_options);
+  server.start();
   auto log = util::component_logger("quick.cli");
-  log->info("dashboard on http://{}:{}/ ({}); SIGINT or SIGTERM stops it", host, port,
+  log->info("dashboard on http://{}:{}/ ({}); SIGINT or SIGTERM stops it", server.host(), server.port(),
             dashboard_options.admin_token.empty() ? "read-only" : "actions need the admin token");
-  std::atomic<bool> listen_returned{false};  // written by the serving thread, read here
-  std::thread serving([&server, &listen_returned] {
-    server.listen_after_bind();
-    listen_returned = true;
-  });
-  // A stop() before the loop runs would not stop it: wait until it does (or has already ended).
-  while (!server.is_running() && !listen_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  int signal = 0;
-  while (signal != SIGINT && signal != SIGTERM) signal = sigwaitinfo(&signals, nullptr);
-  log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  while (!stop_signals.wait_for(std::chrono::hours(1))) {
+  }
+  log->info("received {}, stopping", stop_signals.signal_name());
   server.stop();
-  serving.join();
   return 0;
 }
 

@@ -3,7 +3,7 @@
 // through a plain FIFO queue with as many worker threads, on a database of its own (quick_demo,
 // dropped and created anew each run, so it never touches real work). It prints a progress line per
 // second, both runs side by side in one table, and a few sentences phrased from the numbers.
-// Ctrl-C or SIGTERM stops it cleanly (demo_stop.h).
+// Ctrl-C or SIGTERM stops it cleanly (stop_signals.h).
 //
 // The pieces: demo_load.{h,cc} (the load, the same for both queues), demo_quick_queue.cc and
 // demo_fifo_queue.cc (the queues), demo_report.{h,cc} (what it prints).
@@ -20,7 +20,7 @@
 #include "cli/demo_load.h"
 #include "cli/demo_queues.h"
 #include "cli/demo_report.h"
-#include "cli/demo_stop.h"
+#include "cli/stop_signals.h"
 #include "quick/database.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
@@ -81,7 +81,7 @@ void print_header(const DemoCommandOptions& options, const std::string& server_u
             << std::endl;
 }
 
-int stopped(DemoStopSignals& stop, const std::vector<DemoRun>& runs) {
+int stopped(StopSignals& stop, const std::vector<DemoRun>& runs) {
   std::cout << "\nstopped by " << stop.signal_name();
   if (runs.empty()) {
     std::cout << " before any queue ran; nothing to compare.\n";
@@ -94,7 +94,7 @@ int stopped(DemoStopSignals& stop, const std::vector<DemoRun>& runs) {
 }
 
 int run_demo(const DemoCommandOptions& options) {
-  DemoStopSignals stop;  // before any thread starts, so that every thread inherits the blocked signals
+  StopSignals stop;  // before any thread starts, so that every thread inherits the blocked signals
   // The consumers log at info when they start and stop (their counters included), which would
   // break up the one screen the demo prints; warnings and errors still show. SPDLOG_LEVEL wins.
   if (std::getenv("SPDLOG_LEVEL") == nullptr) spdlog::set_level(spdlog::level::warn);

@@ -1,17 +1,18 @@
 // quick worker --config FILE: runs a consumer whose job types map to commands (see
 // command_handler.h and docs/configuration.md) until SIGINT or SIGTERM, printing its counters
-// every --stats-interval and when it stops.
-#include <signal.h>
+// every --stats-interval and when it stops, and serving Prometheus metrics on --metrics-address.
 
-#include <ctime>
 #include <iostream>
+#include <memory>
 
 #include "cli/command_handler.h"
 #include "cli/commands.h"
 #include "cli/duration_flags.h"
+#include "cli/stop_signals.h"
 #include "quick/consumer.h"
 #include "quick/database.h"
 #include "quick/errors.h"
+#include "quick/metrics.h"
 #include "quick/migrate.h"
 #include "util/logging.h"
 
@@ -21,17 +22,28 @@ namespace {
 struct WorkerOptions {
   std::string config_file;
   std::string stats_interval = "10s";
+  std::string metrics_address = MetricsOptions{}.address;  // "off": no metrics
+  int metrics_top_tenants = MetricsOptions{}.top_tenants;
 };
 
-// Blocks SIGINT/SIGTERM in this thread and in every thread it starts afterwards, so that only
-// the main thread's sigtimedwait sees them.
-sigset_t block_stop_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
+// Metrics are an aid, not the worker's job: an address already in use (a second worker on the
+// host with the default port, say) is logged as an error and the worker runs without them.
+std::unique_ptr<MetricsServer> start_metrics(const WorkerOptions& options, const Consumer& consumer,
+                                             spdlog::logger& log) {
+  if (options.metrics_address == "off") return nullptr;
+  MetricsOptions metrics_options;
+  metrics_options.address = options.metrics_address;
+  metrics_options.top_tenants = options.metrics_top_tenants;
+  auto server = std::make_unique<MetricsServer>(consumer, metrics_options);  // bad options throw
+  try {
+    server->start();
+  } catch (const Error& error) {
+    log.error("no metrics: {}; the worker runs without them (--metrics-address sets another address)", error.what());
+    return nullptr;
+  }
+  const auto colon = options.metrics_address.rfind(':');
+  log.info("metrics on http://{}:{}{}", options.metrics_address.substr(0, colon), server->port(), metrics_options.path);
+  return server;
 }
 
 int run_worker_command(const WorkerOptions& options) {
@@ -53,24 +65,19 @@ int run_worker_command(const WorkerOptions& options) {
   }
   const auto interval = flag_duration(options.stats_interval);
 
-  const sigset_t signals = block_stop_signals();
+  StopSignals stop_signals;  // before any thread starts
   Consumer consumer(config);
   for (const auto& [job_type, settings] : config.job_types) {
     consumer.handle(job_type, make_command_handler(job_type, settings));
   }
-  consumer.start();
   auto log = util::component_logger("quick.cli");
+  // Before the consumer starts, so that a malformed address stops the command before any work.
+  auto metrics = start_metrics(options, consumer, *log);
+  consumer.start();
   log->info("worker running ({} job types); SIGINT or SIGTERM stops it", config.job_types.size());
-  while (true) {
-    timespec timeout{static_cast<time_t>(interval.count() / 1000),
-                     static_cast<long>((interval.count() % 1000) * 1000000)};
-    const int signal = sigtimedwait(&signals, nullptr, &timeout);
-    if (signal == SIGINT || signal == SIGTERM) {
-      log->info("received {}, stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      break;
-    }
-    std::cerr << consumer.stats().to_string() << std::endl;
-  }
+  while (!stop_signals.wait_for(interval)) std::cerr << consumer.stats().to_string() << std::endl;
+  log->info("received {}, stopping", stop_signals.signal_name());
+  if (metrics) metrics->stop();
   consumer.stop();
   if (const int killed = kill_remaining_commands(); killed > 0) {
     log->warn("killed {} command(s) that were still running after the stop deadline", killed);
@@ -90,6 +97,15 @@ void add_worker_command(CLI::App& app) {
   command->add_option("--stats-interval", options->stats_interval, "how often to print counters")
       ->capture_default_str()
       ->check(positive_interval());
+  command
+      ->add_option("--metrics-address", options->metrics_address,
+                   "host:port serving Prometheus metrics at /metrics (port 0: any free port), or off")
+      ->capture_default_str();
+  command
+      ->add_option("--metrics-top-tenants", options->metrics_top_tenants,
+                   "per-tenant metrics for this many deepest and this many oldest zones")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   on_selected(*command, [options] { return run_worker_command(*options); });
 }
 

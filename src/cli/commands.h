@@ -20,6 +20,8 @@ void add_enqueue_command(CLI::App& app);    // enqueue
 void add_stats_command(CLI::App& app);      // stats
 void add_demo_command(CLI::App& app);       // demo
 void add_worker_command(CLI::App& app);     // worker
+void add_pause_commands(CLI::App& app);     // tenant | job-type  pause | resume | paused
+void add_dead_commands(CLI::App& app);      // dead list | retry | purge, item cancel
 void add_dashboard_command(CLI::App& app);  // dashboard
 
 }  // namespace quick::cli

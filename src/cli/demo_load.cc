@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "cli/demo_stop.h"
+#include "cli/stop_signals.h"
 #include "quick/database.h"
 
 namespace quick::cli {
@@ -177,7 +177,7 @@ std::optional<double> DemoRun::quiet_percentile_ms(double fraction) const {
   return quiet_pickup_ms[std::min(quiet_pickup_ms.size(), std::max<std::size_t>(rank, 1)) - 1];
 }
 
-DemoRun run_demo_load(DemoQueue& queue, const std::string& url, const DemoLoad& load, DemoStopSignals& stop,
+DemoRun run_demo_load(DemoQueue& queue, const std::string& url, const DemoLoad& load, StopSignals& stop,
                       const DemoProgressPrinter& progress) {
   DemoRun run;
   run.system = queue.name();

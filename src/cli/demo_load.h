@@ -71,7 +71,7 @@ struct DemoRun {
   std::optional<double> quiet_percentile_ms(double fraction) const;  // nearest rank; none without samples
 };
 
-class DemoStopSignals;
+class StopSignals;
 
 // Prints the progress of a run: one line per second (rewritten in place on a terminal).
 struct DemoProgress {
@@ -85,7 +85,7 @@ using DemoProgressPrinter = std::function<void(const std::string& system, const 
 // Runs the load through `queue` on the database `url`: enqueues the backlog, starts the workers and
 // the quiet producer, waits until quiet jobs stopped arriving and every job is done (or a stop
 // signal, or a drain limit), then stops the producer and the queue.
-DemoRun run_demo_load(DemoQueue& queue, const std::string& url, const DemoLoad& load, DemoStopSignals& stop,
+DemoRun run_demo_load(DemoQueue& queue, const std::string& url, const DemoLoad& load, StopSignals& stop,
                       const DemoProgressPrinter& progress);
 
 }  // namespace quick::cli

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   quick::cli::add_stats_command(app);
   quick::cli::add_demo_command(app);
   quick::cli::add_worker_command(app);
+  quick::cli::add_pause_commands(app);
+  quick::cli::add_dead_commands(app);
   quick::cli::add_dashboard_command(app);
   try {
     app.parse(argc, argv);

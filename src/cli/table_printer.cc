@@ -21,7 +21,9 @@ std::string padded(const std::string& text, std::size_t width) {
 
 }  // namespace
 
-void print_result(const std::string& title, const pqxx::result& result) {
+void print_result(const std::string& title, const pqxx::result& result) { print_result(std::cout, title, result); }
+
+void print_result(std::ostream& out, const std::string& title, const pqxx::result& result) {
   const auto columns = static_cast<std::size_t>(result.columns());
   std::vector<std::string> names(columns);
   std::vector<std::vector<std::string>> rows;
@@ -37,16 +39,16 @@ void print_result(const std::string& title, const pqxx::result& result) {
       widths[c] = std::max(widths[c], util::utf8_length(rows.back()[c]));
     }
   }
-  std::cout << "== " << util::escape_unprintable(title) << " (" << result.size() << " rows)\n";
-  for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? " | " : " ") << padded(names[c], widths[c]);
-  std::cout << "\n";
-  for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? "-+-" : "-") << std::string(widths[c], '-');
-  std::cout << "\n";
+  out << "== " << util::escape_unprintable(title) << " (" << result.size() << " rows)\n";
+  for (std::size_t c = 0; c < columns; ++c) out << (c ? " | " : " ") << padded(names[c], widths[c]);
+  out << "\n";
+  for (std::size_t c = 0; c < columns; ++c) out << (c ? "-+-" : "-") << std::string(widths[c], '-');
+  out << "\n";
   for (const auto& row : rows) {
-    for (std::size_t c = 0; c < columns; ++c) std::cout << (c ? " | " : " ") << padded(row[c], widths[c]);
-    std::cout << "\n";
+    for (std::size_t c = 0; c < columns; ++c) out << (c ? " | " : " ") << padded(row[c], widths[c]);
+    out << "\n";
   }
-  std::cout << std::endl;
+  out << std::endl;
 }
 
 void print_query(pqxx::transaction_base& txn, const std::string& title, const std::string& sql) {

@@ -3,6 +3,7 @@
 // escape cannot forge rows or drive the terminal.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include <pqxx/pqxx>
@@ -10,6 +11,7 @@
 namespace quick::cli {
 
 void print_result(const std::string& title, const pqxx::result& result);
+void print_result(std::ostream& out, const std::string& title, const pqxx::result& result);
 void print_query(pqxx::transaction_base& txn, const std::string& title, const std::string& sql);
 
 }  // namespace quick::cli

@@ -53,6 +53,7 @@ class Consumer::Impl {
     if (started_) throw InvalidArgument("Consumer::handle(\"" + job_type + "\") must be called before start()");
     if (!handler) throw InvalidArgument("Consumer::handle(\"" + job_type + "\"): empty handler");
     core_->handlers[job_type] = std::move(handler);
+    core_->counters.job_types.track(job_type);
   }
 
   void start() {

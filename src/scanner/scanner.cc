@@ -8,6 +8,7 @@
 #include "core/database_session.h"
 #include "core/loop_errors.h"
 #include "scanner/consumer_membership.h"
+#include "scanner/dead_item_retention.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
 #include "scanner/vested_since.h"
@@ -22,12 +23,13 @@ namespace {
 
 using core::ConsumerCore;
 
-// Per database: its connection, election, membership and error backoff.
+// Per database: its connection, election, membership, dead-item retention and error backoff.
 struct ScannedDatabase {
   core::DatabaseRuntime* runtime;
   core::DatabaseSession session;
   InOrderElection election;
   ConsumerMembership membership;
+  DeadItemRetention retention;
   util::RetryDelay retry_delay;
   VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
   // From the last scan: how long until work vests here that no notification will announce
@@ -96,6 +98,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   pqxx::connection& conn = db.session.connection();
   db.election.tick(conn);  // rate-limited inside
   db.membership.tick(conn);
+  db.retention.tick(conn, db.election.holds());  // rate-limited inside; never throws
 
   pqxx::nontransaction statement(conn);
   db.runtime->begin_peek();
@@ -214,6 +217,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration, scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),
+        DeadItemRetention(runtime->config.name),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}, std::nullopt,
         false}));
   }

@@ -143,4 +143,8 @@ std::vector<std::string> live_consumers(pqxx::transaction_base& txn) {
   return ids;
 }
 
+std::int64_t expire_dead_items(pqxx::transaction_base& txn, int max_rows) {
+  return exec_named(txn, QUICK_QUERY(expire_dead_items), max_rows).at(0)[0].as<std::int64_t>();
+}
+
 }  // namespace quick::store

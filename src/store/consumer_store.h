@@ -86,4 +86,8 @@ void release_role(pqxx::transaction_base& txn, const std::string& role, const st
 // that ran out long ago.
 std::vector<std::string> live_consumers(pqxx::transaction_base& txn);
 
+// Deletes up to `max_rows` dead items older than quick.limits.dead_item_max_age (none while it is
+// unset); returns how many.
+std::int64_t expire_dead_items(pqxx::transaction_base& txn, int max_rows);
+
 }  // namespace quick::store

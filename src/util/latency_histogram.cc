@@ -16,10 +16,18 @@ int LatencyHistogram::bucket_of(double micros) {
 
 double LatencyHistogram::bucket_upper_micros(int bucket) { return std::pow(kGrowth, bucket); }
 
+namespace {
+std::size_t fixed_bound_of(double micros) {
+  const auto& bounds = kLatencyBucketBoundsMs;
+  return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), micros / 1000.0) - bounds.begin());
+}
+}  // namespace
+
 void LatencyHistogram::record(std::chrono::microseconds latency) {
   const double micros = std::max<double>(0, static_cast<double>(latency.count()));
   std::lock_guard<std::mutex> lock(mutex_);
   ++counts_[static_cast<std::size_t>(bucket_of(micros))];
+  ++bound_counts_[fixed_bound_of(micros)];
   ++total_;
   sum_micros_ += micros;
   max_micros_ = std::max(max_micros_, micros);
@@ -30,6 +38,12 @@ LatencySummary LatencyHistogram::summary() const {
   LatencySummary summary;
   summary.count = total_;
   if (total_ == 0) return summary;
+  summary.sum_ms = sum_micros_ / 1000.0;
+  std::uint64_t at_most = 0;
+  for (std::size_t i = 0; i < summary.cumulative_counts.size(); ++i) {
+    at_most += bound_counts_[i];
+    summary.cumulative_counts[i] = at_most;
+  }
   auto percentile = [&](double fraction) {
     const auto rank = static_cast<std::uint64_t>(std::ceil(fraction * static_cast<double>(total_)));
     std::uint64_t seen = 0;
@@ -50,6 +64,7 @@ LatencySummary LatencyHistogram::summary() const {
 void LatencyHistogram::reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   counts_.fill(0);
+  bound_counts_.fill(0);
   total_ = 0;
   sum_micros_ = 0;
   max_micros_ = 0;

@@ -14,12 +14,19 @@ namespace {
 
 using core::ConsumerCore;
 
-void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
+// `held`: the items the acks are for (an ack of an item not among them counts under
+// kOtherJobTypes).
+void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks, const std::vector<core::HeldItemPtr>& held,
                     const std::vector<store::AckOutcome>& outcomes, bool after_doubt) {
   std::map<std::int64_t, Outcome> by_id;
   for (const auto& outcome : outcomes) by_id[outcome.item_id] = outcome.outcome;
+  std::map<std::int64_t, const std::string*> job_types;
+  for (const auto& item : held) job_types[item->item.id] = &item->item.job_type;
   auto& counters = core.counters;
   for (const auto& ack : acks) {
+    static const std::string other(kOtherJobTypes);
+    const auto found = job_types.find(ack.item_id);
+    const std::string& job_type = found == job_types.end() ? other : *found->second;
     const Outcome outcome = by_id.count(ack.item_id) ? by_id[ack.item_id] : Outcome::kItemGone;
     // After an in-doubt commit, "gone" for a deleting action most likely means our first attempt
     // committed.
@@ -27,15 +34,15 @@ void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks,
                           ack.action == store::AckAction::kDelete;
     const bool done = outcome == Outcome::kDone || (after_doubt && deleting && outcome == Outcome::kItemGone);
     if (!done) {
-      core::add(counters.items_lease_lost);
+      counters.count(core::ItemEvent::kLeaseLost, job_type);
       continue;
     }
     switch (ack.action) {
-      case store::AckAction::kComplete: core::add(counters.items_done); break;
-      case store::AckAction::kRetry: core::add(counters.items_retried); break;
+      case store::AckAction::kComplete: counters.count(core::ItemEvent::kDone, job_type); break;
+      case store::AckAction::kRetry: counters.count(core::ItemEvent::kRetried, job_type); break;
       case store::AckAction::kRelease: core::add(counters.items_released); break;
       case store::AckAction::kDead:
-      case store::AckAction::kDelete: core::add(counters.items_dead); break;
+      case store::AckAction::kDelete: counters.count(core::ItemEvent::kDead, job_type); break;
     }
   }
 }
@@ -77,7 +84,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     try {
       pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
       const auto outcomes = store::ack_items(statement, batch.acks);
-      count_outcomes(core, batch.acks, outcomes, batch.after_doubt);
+      count_outcomes(core, batch.acks, batch.held, outcomes, batch.after_doubt);
       core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(batch.acks.size()));
       batch.acks.clear();
       let_go(core, batch.held);

@@ -71,7 +71,7 @@ class WorkerLoop {
   void process(const HeldItemPtr& held) {
     const Item& item = held->item;
     if (held->lease_lost.load()) {  // Algorithm 3: double-check the lease before starting
-      core::add(core_.counters.items_lease_lost);
+      core_.counters.count(core::ItemEvent::kLeaseLost, item.job_type);
       return;
     }
     if (core_.stop_handlers.requested()) {
@@ -87,7 +87,7 @@ class WorkerLoop {
     const auto started = Clock::now();
     const auto waited = held->ready_lag +
                         std::chrono::duration_cast<std::chrono::microseconds>(started - held->dequeued_at);
-    core_.counters.pickup_latency.record(waited);
+    core_.counters.record_pickup(item.job_type, waited);
     const auto deadline = started + type.execution_bound;
     held->deadline_ns.store(deadline.time_since_epoch().count());
     held->running.store(true);
@@ -115,8 +115,8 @@ class WorkerLoop {
                                 : backoff_delay(type.retry, item.error_count + inline_retries, unit_random());
         }
       }
-      core_.counters.handler_duration.record(
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
+      core_.counters.record_handler_duration(
+          item.job_type, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
       finish(held, type, outcome, decision, inline_retries + 1);
       return;
     }
@@ -221,12 +221,12 @@ class WorkerLoop {
               const std::optional<FailureDecision>& decision, int failed_attempts) {
     const Item& item = held->item;
     switch (outcome.kind) {
-      case AttemptOutcome::Kind::kCompleted: core::add(core_.counters.items_done); return;
+      case AttemptOutcome::Kind::kCompleted: core_.counters.count(core::ItemEvent::kDone, item.job_type); return;
       case AttemptOutcome::Kind::kDone:
         acknowledge(held, store::AckAction::kComplete, std::chrono::milliseconds(0), "", 0);
         return;
       case AttemptOutcome::Kind::kLeaseLost:
-        core::add(core_.counters.items_lease_lost);
+        core_.counters.count(core::ItemEvent::kLeaseLost, item.job_type);
         log_->warn("item {} of tenant {}: lease lost while running; not completing it", item.id,
                    util::escape_unprintable(item.tenant));
         return;

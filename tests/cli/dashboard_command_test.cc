@@ -94,7 +94,7 @@ TEST_F(DashboardCommandTest, RefusesAListenAddressWithoutAPort) {
                        dir_ / "err");
   ASSERT_TRUE(process.wait_for(seconds(10)));
   EXPECT_EQ(process.exit_code(), 2);
-  EXPECT_THAT(process.err(), HasSubstr("--listen must be HOST:PORT"));
+  EXPECT_THAT(process.err(), HasSubstr("expected host:port"));
 }
 
 }  // namespace

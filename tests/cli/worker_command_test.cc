@@ -5,14 +5,18 @@
 // and unmigrated databases are refused with a message naming the problem.
 #include <gtest/gtest.h>
 
+#include <httplib.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <set>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
+#include "support/metrics_text.h"
 #include "support/processes.h"
 #include "support/test_database.h"
 
@@ -51,18 +55,20 @@ job_types:
   }
 
   // Starts `quick worker` with `yaml`; OUT_DIR in its environment is the scratch directory (the
-  // configuration passes it on to the commands), `extra_environment` is added to its environment.
+  // configuration passes it on to the commands), `extra_environment` is added to its environment,
+  // `extra_arguments` to its command line.
   std::unique_ptr<ChildProcess> start_worker(const std::string& yaml, const std::string& name = "worker",
-                                             const std::vector<std::string>& extra_environment = {}) {
+                                             const std::vector<std::string>& extra_environment = {},
+                                             const std::vector<std::string>& extra_arguments = {}) {
     const std::string quick = quick_binary();
     if (quick.empty()) return nullptr;
     const auto config_file = dir_ / (name + ".yaml");
     write_text_file(config_file, yaml);
     std::vector<std::string> environment = {"OUT_DIR=" + dir_.path().string()};
     environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
-    return std::make_unique<ChildProcess>(
-        std::vector<std::string>{quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"},
-        environment, dir_ / (name + ".out"), dir_ / (name + ".err"));
+    std::vector<std::string> arguments{quick, "worker", "--config", config_file.string(), "--stats-interval", "1s"};
+    arguments.insert(arguments.end(), extra_arguments.begin(), extra_arguments.end());
+    return std::make_unique<ChildProcess>(arguments, environment, dir_ / (name + ".out"), dir_ / (name + ".err"));
   }
 
   // Runs `quick worker` with a configuration expected to be refused; returns the ended process.
@@ -462,6 +468,57 @@ TEST_F(WorkerCommandTest, UnmigratedDatabaseIsRefusedWithAClearMessage) {
   pqxx::nontransaction session(conn);
   EXPECT_EQ(session.exec("SELECT count(*) FROM pg_namespace WHERE nspname = 'quick'")[0][0].as<int>(), 0)
       << "the worker must not create the schema itself";
+}
+
+TEST_F(WorkerCommandTest, ServesPrometheusMetricsOnTheMetricsAddress) {
+  for (int i = 0; i < 3; ++i) enqueue_one("acme", "ok");
+  auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "worker", {},
+                             {"--metrics-address", "127.0.0.1:0"});
+  ASSERT_NE(worker, nullptr);
+  // The worker logs where it listens: "metrics on http://127.0.0.1:<port>/metrics".
+  static const std::regex listening(R"(metrics on http://127\.0\.0\.1:([0-9]+)/metrics)");
+  std::smatch match;
+  std::string err;
+  ASSERT_TRUE(eventually(
+      [&] {
+        err = worker->err();
+        return std::regex_search(err, match, listening) || worker->exited();
+      },
+      seconds(30)))
+      << err;
+  ASSERT_FALSE(worker->exited()) << err;
+  const int port = std::stoi(match[1].str());
+  ASSERT_TRUE(eventually([&] { return count("quick.items") == 0; }, seconds(30))) << worker->err();
+  // Counted once the acknowledgment is written, a moment after the row is gone.
+  MetricsPage page;
+  const std::string done = R"(quick_items_done_total{consumer="cli-worker-test",job_type="ok"})";
+  EXPECT_TRUE(eventually(
+      [&] {
+        httplib::Client client("127.0.0.1", port);
+        const auto response = client.Get("/metrics");
+        if (!response || response->status != 200) return false;
+        page = parse_metrics(response->body);
+        return page.at(done) == 3;
+      },
+      seconds(10)))
+      << page.at(done);
+  EXPECT_EQ(page.at(R"(quick_database_up{database="maindb"})"), 1);
+  stop_worker(*worker);
+}
+
+TEST_F(WorkerCommandTest, MetricsOffServesNothingAndAMalformedAddressIsRefused) {
+  auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "off", {}, {"--metrics-address", "off"});
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(eventually([&] { return worker->err().find("worker running") != std::string::npos; }, seconds(30)))
+      << worker->err();
+  EXPECT_EQ(worker->err().find("metrics on"), std::string::npos) << worker->err();
+  stop_worker(*worker);
+
+  auto refused = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "bad", {}, {"--metrics-address", "9464"});
+  ASSERT_NE(refused, nullptr);
+  ASSERT_TRUE(refused->wait_for(seconds(30))) << refused->err();
+  EXPECT_NE(refused->exit_code(), std::optional<int>(0));
+  EXPECT_NE(refused->err().find("host:port"), std::string::npos) << refused->err();
 }
 
 }  // namespace

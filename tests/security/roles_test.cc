@@ -100,6 +100,14 @@ TEST_F(RolesTest, AProducerEnqueuesThroughEveryPathButCannotTouchTheTablesOrOthe
   EXPECT_EQ(sqlstate_as(producer, "SELECT * FROM quick.visit_zones('{other-tenant}', 1, '1 minute', '1 minute')"),
             kDenied);
   EXPECT_EQ(sqlstate_as(producer, "SELECT quick.check_argument(true, 'x')"), kDenied) << "internal helpers";
+  // Not the operators' functions: no pauses, cancels, dead-item searches, retries or purges.
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT quick.pause_tenant('other-tenant')", "SELECT quick.pause_job_type('job')",
+           "SELECT quick.cancel_item(" + std::to_string(others) + ")", "SELECT * FROM quick.find_dead_items()",
+           "SELECT quick.retry_dead_items()", "SELECT quick.purge_dead_items()", "SELECT quick.expire_dead_items()",
+           "SELECT * FROM quick.paused"}) {
+    EXPECT_EQ(sqlstate_as(producer, sql), kDenied) << sql;
+  }
   // Not the settings that protect the queue.
   EXPECT_EQ(sqlstate_as(producer, "UPDATE quick.limits SET max_payload_bytes = 1000000000"), kDenied);
   EXPECT_EQ(sqlstate_as(producer, "INSERT INTO quick.tenant_logins VALUES (session_user, 'other-tenant')"), kDenied);
@@ -144,6 +152,14 @@ TEST_F(RolesTest, AConsumerRunsTheWholeConsumerButCannotCancelReplayOrChangeLimi
                         "VALUES ('x', 'j', now())"),
             kDenied);
   EXPECT_EQ(sqlstate_as(consumer_login, "SELECT * FROM quick.queue_summary"), "") << "operators' views";
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT * FROM quick.paused"), "") << "what consumers skip";
+  EXPECT_EQ(sqlstate_as(consumer_login, "SELECT quick.expire_dead_items()"), "") << "retention runs in consumers";
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT quick.pause_tenant('t')", "SELECT quick.resume_job_type('job')",
+           "SELECT quick.cancel_item(" + id + ")", "SELECT quick.retry_dead_items()", "SELECT quick.purge_dead_items()",
+           "SELECT * FROM quick.find_dead_items()", "INSERT INTO quick.paused_tenants (tenant) VALUES ('t')"}) {
+    EXPECT_EQ(sqlstate_as(consumer_login, sql), kDenied) << sql;
+  }
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + id), 1);
 }
 
@@ -157,6 +173,16 @@ TEST_F(RolesTest, AnAdministratorCancelsReplaysAndChangesTheLimits) {
   EXPECT_EQ(sqlstate_as(administrator, "SELECT quick.complete(" + id + ")"), "") << last_error_;
   EXPECT_EQ(sqlstate_as(administrator, "SELECT quick.retry_dead_item(999999)"), "") << last_error_;
   EXPECT_EQ(sqlstate_as(administrator, "UPDATE quick.limits SET max_payload_bytes = 2048"), "") << last_error_;
+  EXPECT_EQ(sqlstate_as(administrator, "SELECT quick.pause_tenant('t')"), "") << last_error_;
+  EXPECT_EQ(query_value<std::string>("SELECT paused_by FROM quick.paused_tenants"), administrator.name())
+      << "who paused it";
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT quick.resume_tenant('t')", "SELECT quick.pause_job_type('job')",
+           "SELECT quick.resume_job_type('job')", "SELECT quick.purge_dead_items(tenant => 'nobody')",
+           "SELECT * FROM quick.find_dead_items()", "UPDATE quick.limits SET dead_item_max_age = '30 days'"}) {
+    EXPECT_EQ(sqlstate_as(administrator, sql), "") << sql << ": " << last_error_;
+  }
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.paused"), 0) << "resumed";
   EXPECT_EQ(query_value<int>("SELECT max_payload_bytes FROM quick.limits"), 2048);
   EXPECT_EQ(count_as(administrator, "SELECT count(*) FROM quick.items"), 1) << "sees every row";
 }

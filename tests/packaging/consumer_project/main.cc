@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
       handled.set_value(std::to_string(job.item().id) + " " + job.item().payload);
       return quick::JobResult::done();
     });
+    // The metrics server links cpp-httplib through the installed package.
+    quick::MetricsOptions metrics_options;
+    metrics_options.address = "127.0.0.1:0";
+    quick::MetricsServer metrics(consumer, metrics_options);
+    metrics.start();
     consumer.start();
     auto result = handled.get_future();
     if (result.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
@@ -42,6 +47,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     consumer.stop();  // writes the completion
+    if (metrics.port() == 0 || metrics.metrics().render().find("quick_items_done_total") == std::string::npos) {
+      std::cerr << "consumer: no metrics\n";
+      return 1;
+    }
+    metrics.stop();
     std::cout << result.get() << "\n";
     return 0;
   } catch (const std::exception& error) {

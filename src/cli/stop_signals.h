@@ -1,8 +1,9 @@
-// How `quick demo` hears Ctrl-C (SIGINT) and SIGTERM. The signals are blocked in the thread that
-// creates a DemoStopSignals, and so in every thread it starts afterwards (consumers, FIFO workers,
-// the producer): none of them is interrupted halfway through a transaction. Only the main thread
-// takes them, with sigtimedwait, between steps and while it waits, and then stops everything in
-// order: no handler runs in a signal context, and nothing is left leased or locked.
+// How the tool's long-running commands (`quick worker`, `demo`, `top`, `dashboard`) hear Ctrl-C
+// (SIGINT) and SIGTERM. The signals are blocked in the thread that creates a StopSignals, and so
+// in every thread it starts afterwards (consumers, FIFO workers, producers, servers): none of them
+// is interrupted halfway through a transaction. Only the main thread takes them, with
+// sigtimedwait, between steps and while it waits, and then stops everything in order: no handler
+// runs in a signal context, and nothing is left leased or locked.
 #pragma once
 
 #include <signal.h>
@@ -11,11 +12,11 @@
 
 namespace quick::cli {
 
-class DemoStopSignals {
+class StopSignals {
  public:
-  DemoStopSignals();  // blocks SIGINT and SIGTERM in the calling thread
-  DemoStopSignals(const DemoStopSignals&) = delete;
-  DemoStopSignals& operator=(const DemoStopSignals&) = delete;
+  StopSignals();  // blocks SIGINT and SIGTERM in the calling thread
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
 
   // Waits up to `timeout` for SIGINT or SIGTERM; true once one has arrived (now or before).
   bool wait_for(std::chrono::milliseconds timeout);

@@ -1,4 +1,4 @@
-#include "cli/demo_stop.h"
+#include "cli/stop_signals.h"
 
 #include <pthread.h>
 
@@ -7,14 +7,14 @@
 
 namespace quick::cli {
 
-DemoStopSignals::DemoStopSignals() {
+StopSignals::StopSignals() {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGINT);
   sigaddset(&signals_, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
 }
 
-bool DemoStopSignals::wait_for(std::chrono::milliseconds timeout) {
+bool StopSignals::wait_for(std::chrono::milliseconds timeout) {
   if (signal_ != 0) return true;
   const auto millis = timeout.count() < 0 ? 0 : timeout.count();
   timespec wait{static_cast<time_t>(millis / 1000), static_cast<long>((millis % 1000) * 1000000)};
@@ -26,7 +26,7 @@ bool DemoStopSignals::wait_for(std::chrono::milliseconds timeout) {
   return signal_ != 0;
 }
 
-const char* DemoStopSignals::signal_name() const {
+const char* StopSignals::signal_name() const {
   switch (signal_) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";

@@ -1,0 +1,101 @@
+// Prometheus metrics of a consumer and of the databases it serves, in the Prometheus text
+// format (version 0.0.4). Off unless you create one of these: the library serves nothing by
+// itself; `quick worker` serves them on 127.0.0.1:9464 by default (--metrics-address).
+//
+//   quick::Consumer consumer(config);
+//   ...
+//   consumer.start();
+//   quick::MetricsServer metrics(consumer, {});   // MetricsOptions: address, top_tenants, ...
+//   metrics.start();                              // GET http://127.0.0.1:9464/metrics
+//   ...
+//   metrics.stop();                               // before the consumer goes away
+//
+// An application with its own HTTP server uses quick::Metrics instead and serves render()'s text
+// (Content-Type kMetricsContentType) on its own route.
+//
+// What is exported (names, labels, meanings, alert rules): docs/operations.md#metrics. In short:
+// the consumer's counters, per job type where it makes sense (a job type without a handler in this
+// consumer counts under job_type="(other)"), handler-duration and pickup-latency histograms, and
+// per database the queue's depth, vested and leased items, oldest vested item age, max pointer
+// lag, dead items, and the same for the top_tenants deepest and oldest zones only, so that the
+// number of series stays bounded with millions of tenants.
+//
+// Database queries: one round (one quick.queue_metrics call per database) at most every
+// min_query_interval, however often Prometheus scrapes; a scrape in between gets the values of
+// the last round. Their cost is bounded by count_limit and top_tenants, not by the number of
+// tenants (docs/operations.md#metrics has a measurement at 1,000,000 tenants). A database that
+// cannot be queried is logged (logger quick.metrics) and reported as quick_database_up 0; it
+// never fails the scrape nor stops the consumer.
+//
+// Lifetime: the Consumer must outlive the Metrics or MetricsServer made from it.
+// Thread safety: all methods may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "quick/consumer.h"
+
+namespace quick {
+
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+struct MetricsOptions {
+  // host:port (or [ipv6]:port) MetricsServer listens on; port 0 picks a free port (see port()).
+  std::string address = "127.0.0.1:9464";
+  std::string path = "/metrics";  // the route MetricsServer serves
+  // Per-tenant series: this many deepest zones and this many oldest vested zones per database.
+  int top_tenants = 5;
+  // A database is queried at most once per interval, whatever the scrape rate.
+  std::chrono::milliseconds min_query_interval{5000};
+  // Counts above this many rows are estimated (docs/operations.md#metrics): bounds a query's cost.
+  int count_limit = 10000;
+  // statement_timeout of the metrics' own connection to each database.
+  std::chrono::milliseconds query_timeout{10000};
+};
+
+class Metrics {
+ public:
+  // Validates `options` (throws InvalidArgument); connects to nothing until the first render().
+  Metrics(const Consumer& consumer, MetricsOptions options);
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // The metrics in the Prometheus text format. Queries the databases if their last round is
+  // older than min_query_interval; never throws for a database error.
+  std::string render();
+  // Rounds of database queries so far (summed over the databases): for tests and for the
+  // quick_metrics_database_queries_total counter.
+  std::uint64_t database_query_rounds() const;
+  const MetricsOptions& options() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class MetricsServer {
+ public:
+  MetricsServer(const Consumer& consumer, MetricsOptions options);  // throws InvalidArgument
+  ~MetricsServer();                                                 // stop()
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Binds options.address and serves GET options.path on a thread; returns once it listens.
+  // Throws Error when the address cannot be bound. Calls after the first do nothing.
+  void start();
+  // Stops serving; prompt (a scrape in progress finishes) and idempotent, safe before start().
+  void stop();
+  // The bound port (the one picked when the address said port 0); 0 before start().
+  int port() const;
+  Metrics& metrics();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace quick

@@ -1,0 +1,97 @@
+#include "http/http_server.h"
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <exception>
+
+#include <httplib.h>
+
+#include "quick/errors.h"
+#include "util/logging.h"
+
+namespace quick::http {
+
+Address parse_address(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    throw InvalidArgument("address \"" + text + "\": expected host:port (e.g. 127.0.0.1:9464)");
+  }
+  Address address;
+  address.host = text.substr(0, colon);
+  if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
+    address.host = address.host.substr(1, address.host.size() - 2);
+  }
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
+    throw InvalidArgument("address \"" + text + "\": the port must be a number from 0 to 65535");
+  }
+  address.port = std::stoi(port);
+  return address;
+}
+
+HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(std::make_unique<httplib::Server>()) {
+  // A handler's exception answers 500 and is logged, never reaching the server's threads.
+  server_->set_exception_handler(
+      [](const httplib::Request& request, httplib::Response& response, std::exception_ptr error) {
+        std::string what = "unknown error";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        util::component_logger("quick.http")->error("{} {}: {}", request.method, request.path, what);
+        response.status = 500;
+        response.set_content("internal error\n", "text/plain");
+      });
+  // SO_REUSEADDR only (a restart can bind at once), not httplib's default SO_REUSEPORT, with which
+  // a second process binds the same port silently and the kernel splits the scrapes between them.
+  server_->set_socket_options([](socket_t socket) {
+    int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // A client that stalls must not hold a server thread for long.
+  server_->set_read_timeout(5, 0);
+  server_->set_write_timeout(5, 0);
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+httplib::Server& HttpServer::routes() { return *server_; }
+
+void HttpServer::start() {
+  std::lock_guard<std::mutex> lock(lifecycle_);
+  if (started_) return;
+  const int port = address_.port == 0 ? server_->bind_to_any_port(address_.host)
+                                      : (server_->bind_to_port(address_.host, address_.port) ? address_.port : -1);
+  if (port <= 0) {
+    throw Error("cannot listen on " + address_.host + ":" + std::to_string(address_.port) +
+                " (address in use, or not an address of this host?)");
+  }
+  started_ = true;
+  port_.store(port);
+  thread_ = std::thread([this] {
+    try {
+      server_->listen_after_bind();
+    } catch (const std::exception& error) {
+      util::component_logger("quick.http")->error("HTTP server on port {} ended: {}", port_.load(), error.what());
+    } catch (...) {
+      util::component_logger("quick.http")->error("HTTP server on port {} ended by an unknown error", port_.load());
+    }
+    serving_ended_.store(true);
+  });
+  // httplib's stop() does nothing until the server runs: wait for it, so that a stop() right after
+  // start() cannot be lost.
+  while (!server_->is_running() && !serving_ended_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void HttpServer::stop() {
+  std::lock_guard<std::mutex> lock(lifecycle_);
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace quick::http

@@ -86,7 +86,10 @@ Action pause_action(const std::string& function, const std::string& field, bool 
                                : txn.exec_params("SELECT quick." + function + "($1)", name).at(0).at(0).as<bool>();
     const std::string state = pause ? "paused" : "resumed";
     return {{"changed", changed},
-            {"message", what + " " + name + (changed ? " " + state : " was already " + (pause ? state : "running"))}};
+            {"message", what + " " + name +
+                            (changed ? " " + state
+                             : pause ? " was already paused"
+                                     : " was not paused")}};
   };
 }
 

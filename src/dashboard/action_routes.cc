@@ -29,8 +29,12 @@ void add_action(httplib::Server& server, const std::shared_ptr<DashboardState>& 
       pqxx::work txn(*conn);
       auto result = action(txn, body);
       txn.commit();
+      // As JSON: control characters in what the client sent come out escaped, not raw in the log.
+      const auto text = [](const nlohmann::json& json) {
+        return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      };
       util::component_logger("quick.dashboard")
-          ->info("{} from {}: {} -> {}", path, request.remote_addr, body.dump(), result.dump());
+          ->info("{} from {}: {} -> {}", path, request.remote_addr, text(body), text(result));
       return result;
     });
   });

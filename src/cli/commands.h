@@ -23,5 +23,6 @@ void add_worker_command(CLI::App& app);     // worker
 void add_pause_commands(CLI::App& app);     // tenant | job-type  pause | resume | paused
 void add_dead_commands(CLI::App& app);      // dead list | retry | purge, item cancel
 void add_dashboard_command(CLI::App& app);  // dashboard
+void add_top_command(CLI::App& app);        // top
 
 }  // namespace quick::cli

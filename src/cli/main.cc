@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   quick::cli::add_pause_commands(app);
   quick::cli::add_dead_commands(app);
   quick::cli::add_dashboard_command(app);
+  quick::cli::add_top_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

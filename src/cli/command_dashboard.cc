@@ -1,12 +1,11 @@
 // quick dashboard: serves the web dashboard (src/dashboard/, docs/operations.md#dashboard) for one
 // database until SIGINT or SIGTERM. Read-only unless an admin token is given.
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 
 #include <httplib.h>
 
 #include "cli/commands.h"
+#include "cli/dashboard_token.h"
 #include "cli/database_target.h"
 #include "cli/stop_signals.h"
 #include "dashboard/dashboard.h"
@@ -25,24 +24,10 @@ struct DashboardCommandOptions {
   std::string admin_token_file;
 };
 
-// The token from --admin-token-file (its first line), else $QUICK_DASHBOARD_TOKEN; "" for none.
-std::string admin_token(const DashboardCommandOptions& options) {
-  if (options.admin_token_file.empty()) {
-    const char* token = std::getenv("QUICK_DASHBOARD_TOKEN");
-    return token == nullptr ? "" : token;
-  }
-  std::ifstream in(options.admin_token_file);
-  std::string token;
-  std::getline(in, token);
-  if (!token.empty() && token.back() == '\r') token.pop_back();
-  if (token.empty()) throw InvalidArgument("--admin-token-file " + options.admin_token_file + " holds no token");
-  return token;
-}
-
 int run_dashboard_command(const DashboardCommandOptions& options) {
   http::HttpServer server(http::parse_address(options.listen));  // a malformed --listen stops us here
   dashboard::DashboardOptions dashboard_options;
-  dashboard_options.admin_token = admin_token(options);
+  dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
   dashboard_options.database_url = resolve_database(options.database).url;
   require_current_schema(*connect(dashboard_options.database_url));  // an old schema is refused now, not per request
 

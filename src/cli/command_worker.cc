@@ -1,14 +1,18 @@
 // quick worker --config FILE: runs a consumer whose job types map to commands (see
 // command_handler.h and docs/configuration.md) until SIGINT or SIGTERM, printing its counters
-// every --stats-interval and when it stops, and serving Prometheus metrics on --metrics-address.
+// every --stats-interval and when it stops, and serving Prometheus metrics on --metrics-address,
+// with the web dashboard of its first database on the same address when --dashboard is given.
 
 #include <iostream>
 #include <memory>
 
 #include "cli/command_handler.h"
 #include "cli/commands.h"
+#include "cli/dashboard_token.h"
 #include "cli/duration_flags.h"
 #include "cli/stop_signals.h"
+#include "dashboard/dashboard.h"
+#include "http/http_server.h"
 #include "quick/consumer.h"
 #include "quick/database.h"
 #include "quick/errors.h"
@@ -24,26 +28,54 @@ struct WorkerOptions {
   std::string stats_interval = "10s";
   std::string metrics_address = MetricsOptions{}.address;  // "off": no metrics
   int metrics_top_tenants = MetricsOptions{}.top_tenants;
+  bool dashboard = false;        // serve the dashboard at / on the metrics address
+  std::string admin_token_file;  // enables the dashboard's actions (dashboard_token.h)
 };
 
-// Metrics are an aid, not the worker's job: an address already in use (a second worker on the
-// host with the default port, say) is logged as an error and the worker runs without them.
-std::unique_ptr<MetricsServer> start_metrics(const WorkerOptions& options, const Consumer& consumer,
-                                             spdlog::logger& log) {
-  if (options.metrics_address == "off") return nullptr;
+// The worker's HTTP server: /metrics, and the dashboard at / when asked for.
+struct WorkerHttp {
+  std::unique_ptr<Metrics> metrics;
+  std::unique_ptr<http::HttpServer> server;
+};
+
+// Metrics and the dashboard are an aid, not the worker's job: an address already in use (a second
+// worker on the host with the default port, say) is logged as an error and the worker runs
+// without them. Bad options (a malformed address, an empty token file) throw before any work.
+WorkerHttp start_http(const WorkerOptions& options, const ConsumerConfig& config, const Consumer& consumer,
+                      spdlog::logger& log) {
+  WorkerHttp http;
+  if (options.metrics_address == "off") {
+    if (options.dashboard) throw InvalidArgument("--dashboard is served on --metrics-address, which is off");
+    return http;
+  }
   MetricsOptions metrics_options;
   metrics_options.address = options.metrics_address;
   metrics_options.top_tenants = options.metrics_top_tenants;
-  auto server = std::make_unique<MetricsServer>(consumer, metrics_options);  // bad options throw
-  try {
-    server->start();
-  } catch (const Error& error) {
-    log.error("no metrics: {}; the worker runs without them (--metrics-address sets another address)", error.what());
-    return nullptr;
+  http.metrics = std::make_unique<Metrics>(consumer, metrics_options);  // bad options throw
+  http.server = std::make_unique<http::HttpServer>(http::parse_address(options.metrics_address));
+  Metrics& metrics = *http.metrics;
+  http.server->routes().Get(metrics_options.path, [&metrics](const httplib::Request&, httplib::Response& response) {
+    response.set_content(metrics.render(), kMetricsContentType);
+  });
+  if (options.dashboard) {
+    dashboard::DashboardOptions dashboard_options;
+    dashboard_options.database_url = config.databases.front().url;
+    dashboard_options.database_name = config.databases.front().name;
+    dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
+    dashboard::mount_dashboard(http.server->routes(), dashboard_options);
+    http.server->routes().set_payload_max_length(1 << 20);  // an action's body is small JSON
   }
-  const auto colon = options.metrics_address.rfind(':');
-  log.info("metrics on http://{}:{}{}", options.metrics_address.substr(0, colon), server->port(), metrics_options.path);
-  return server;
+  try {
+    http.server->start();
+  } catch (const Error& error) {
+    log.error("no metrics{}: {}; the worker runs without them (--metrics-address sets another address)",
+              options.dashboard ? " and no dashboard" : "", error.what());
+    return WorkerHttp{};
+  }
+  const std::string base = "http://" + http.server->host() + ":" + std::to_string(http.server->port());
+  log.info("metrics on {}{}", base, metrics_options.path);
+  if (options.dashboard) log.info("dashboard of database {} on {}/", config.databases.front().name, base);
+  return http;
 }
 
 int run_worker_command(const WorkerOptions& options) {
@@ -72,12 +104,12 @@ int run_worker_command(const WorkerOptions& options) {
   }
   auto log = util::component_logger("quick.cli");
   // Before the consumer starts, so that a malformed address stops the command before any work.
-  auto metrics = start_metrics(options, consumer, *log);
+  auto http = start_http(options, config, consumer, *log);
   consumer.start();
   log->info("worker running ({} job types); SIGINT or SIGTERM stops it", config.job_types.size());
   while (!stop_signals.wait_for(interval)) std::cerr << consumer.stats().to_string() << std::endl;
   log->info("received {}, stopping", stop_signals.signal_name());
-  if (metrics) metrics->stop();
+  if (http.server) http.server->stop();
   consumer.stop();
   if (const int killed = kill_remaining_commands(); killed > 0) {
     log->warn("killed {} command(s) that were still running after the stop deadline", killed);
@@ -106,6 +138,13 @@ void add_worker_command(CLI::App& app) {
                    "per-tenant metrics for this many deepest and this many oldest zones")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
+  command->add_flag("--dashboard", options->dashboard,
+                    "also serve the web dashboard of the first database at / on --metrics-address");
+  command
+      ->add_option("--admin-token-file", options->admin_token_file,
+                   "with --dashboard: file whose first line is the token that enables its actions (default: "
+                   "$QUICK_DASHBOARD_TOKEN; neither: read-only)")
+      ->check(CLI::ExistingFile);
   on_selected(*command, [options] { return run_worker_command(*options); });
 }
 

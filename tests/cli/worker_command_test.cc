@@ -470,24 +470,28 @@ TEST_F(WorkerCommandTest, UnmigratedDatabaseIsRefusedWithAClearMessage) {
       << "the worker must not create the schema itself";
 }
 
+// The port a worker serves metrics on, from its log line "metrics on http://127.0.0.1:<port>/metrics";
+// 0 when it exited or did not say within 30 s.
+int metrics_port(ChildProcess& worker) {
+  static const std::regex listening(R"(metrics on http://127\.0\.0\.1:([0-9]+)/metrics)");
+  std::smatch match;
+  std::string err;
+  eventually(
+      [&] {
+        err = worker.err();
+        return std::regex_search(err, match, listening) || worker.exited();
+      },
+      seconds(30));
+  return match.empty() || worker.exited() ? 0 : std::stoi(match[1].str());
+}
+
 TEST_F(WorkerCommandTest, ServesPrometheusMetricsOnTheMetricsAddress) {
   for (int i = 0; i < 3; ++i) enqueue_one("acme", "ok");
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "worker", {},
                              {"--metrics-address", "127.0.0.1:0"});
   ASSERT_NE(worker, nullptr);
-  // The worker logs where it listens: "metrics on http://127.0.0.1:<port>/metrics".
-  static const std::regex listening(R"(metrics on http://127\.0\.0\.1:([0-9]+)/metrics)");
-  std::smatch match;
-  std::string err;
-  ASSERT_TRUE(eventually(
-      [&] {
-        err = worker->err();
-        return std::regex_search(err, match, listening) || worker->exited();
-      },
-      seconds(30)))
-      << err;
-  ASSERT_FALSE(worker->exited()) << err;
-  const int port = std::stoi(match[1].str());
+  const int port = metrics_port(*worker);
+  ASSERT_GT(port, 0) << worker->err();
   ASSERT_TRUE(eventually([&] { return count("quick.items") == 0; }, seconds(30))) << worker->err();
   // Counted once the acknowledgment is written, a moment after the row is gone.
   MetricsPage page;
@@ -504,6 +508,46 @@ TEST_F(WorkerCommandTest, ServesPrometheusMetricsOnTheMetricsAddress) {
       << page.at(done);
   EXPECT_EQ(page.at(R"(quick_database_up{database="maindb"})"), 1);
   stop_worker(*worker);
+}
+
+TEST_F(WorkerCommandTest, ServesTheDashboardBesideTheMetricsWhenAsked) {
+  enqueue_one("acme", "ok");
+  auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "dashboard", {},
+                             {"--metrics-address", "127.0.0.1:0", "--dashboard"});
+  ASSERT_NE(worker, nullptr);
+  const int port = metrics_port(*worker);
+  ASSERT_GT(port, 0) << worker->err();
+  EXPECT_NE(worker->err().find("dashboard of database maindb on http://127.0.0.1:" + std::to_string(port) + "/"),
+            std::string::npos)
+      << worker->err();
+  httplib::Client client("127.0.0.1", port);
+  const auto page = client.Get("/");
+  ASSERT_TRUE(page) << "no answer";
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<html"), std::string::npos);
+  std::string overview;
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto response = client.Get("/api/overview");
+        overview = response ? response->body : "";
+        return response && response->status == 200 && overview.find("cli-worker-test") != std::string::npos;
+      },
+      seconds(10)))
+      << "the worker itself is among the live consumers: " << overview;
+  const auto action = client.Post("/api/tenants/pause", R"({"tenant": "acme"})", "application/json");
+  ASSERT_TRUE(action);
+  EXPECT_EQ(action->status, 403) << "read-only without an admin token: " << action->body;
+  EXPECT_TRUE(client.Get("/metrics")) << "metrics still served";
+  stop_worker(*worker);
+  EXPECT_EQ(count("quick.paused_tenants"), 0);
+
+  auto refused = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "no-address", {},
+                              {"--metrics-address", "off", "--dashboard"});
+  ASSERT_NE(refused, nullptr);
+  ASSERT_TRUE(refused->wait_for(seconds(30))) << refused->err();
+  EXPECT_NE(refused->exit_code(), std::optional<int>(0));
+  EXPECT_NE(refused->err().find("--dashboard is served on --metrics-address, which is off"), std::string::npos)
+      << refused->err();
 }
 
 TEST_F(WorkerCommandTest, MetricsOffServesNothingAndAMalformedAddressIsRefused) {

@@ -30,6 +30,23 @@ Address parse_address(const std::string& text) {
   return address;
 }
 
+namespace {
+
+bool is_loopback_name(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// The host part of a Host header: "example.com:8080" -> "example.com", "[::1]:9464" -> "::1".
+std::string host_of(const std::string& header) {
+  if (!header.empty() && header.front() == '[') {
+    const auto end = header.find(']');
+    return end == std::string::npos ? header : header.substr(1, end - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+}  // namespace
+
 HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(std::make_unique<httplib::Server>()) {
   // A handler's exception answers 500 and is logged, never reaching the server's threads.
   server_->set_exception_handler(
@@ -51,6 +68,20 @@ HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(
     int yes = 1;
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // DNS rebinding: a web page the operator's browser opens elsewhere can make a name of its own
+  // resolve to 127.0.0.1 and then read (or act on) a server bound to the loopback, which the
+  // browser takes for that page's own origin. Such a request still carries the page's host name,
+  // so a server on the loopback answers only requests addressed to a loopback name.
+  if (is_loopback_name(address_.host)) {
+    server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+      const std::string host = host_of(request.get_header_value("Host"));
+      if (host.empty() || is_loopback_name(host)) return httplib::Server::HandlerResponse::Unhandled;
+      response.status = 403;
+      response.set_content("this server answers requests for localhost only, not for host " + host + "\n",
+                           "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
   // A client that stalls must not hold a server thread for long.
   server_->set_read_timeout(5, 0);
   server_->set_write_timeout(5, 0);

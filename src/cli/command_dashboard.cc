@@ -10,6 +10,7 @@
 #include "cli/stop_signals.h"
 #include "dashboard/dashboard.h"
 #include "http/http_server.h"
+#include "quick/config.h"
 #include "quick/database.h"
 #include "quick/errors.h"
 #include "quick/migrate.h"
@@ -22,14 +23,23 @@ struct DashboardCommandOptions {
   DatabaseOptions database;
   std::string listen = "127.0.0.1:8080";
   std::string admin_token_file;
+  std::string config_file;  // a consumer configuration: show all of its databases
 };
 
 int run_dashboard_command(const DashboardCommandOptions& options) {
   http::HttpServer server(http::parse_address(options.listen));  // a malformed --listen stops us here
   dashboard::DashboardOptions dashboard_options;
   dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
-  dashboard_options.database_url = resolve_database(options.database).url;
-  require_current_schema(*connect(dashboard_options.database_url));  // an old schema is refused now, not per request
+  if (options.config_file.empty()) {
+    dashboard_options.databases.push_back({"main", resolve_database(options.database).url});
+  } else {
+    for (const auto& database : load_config_file(options.config_file).databases) {
+      dashboard_options.databases.push_back({database.name, database.url});
+    }
+  }
+  for (const auto& database : dashboard_options.databases) {
+    require_current_schema(*connect(database.url));  // an old schema is refused now, not per request
+  }
 
   StopSignals stop_signals;  // before the server's threads start
   dashboard::mount_dashboard(server.routes(), dashboard_options);
@@ -56,6 +66,10 @@ void add_dashboard_command(CLI::App& app) {
       ->add_option("--admin-token-file", options->admin_token_file,
                    "file whose first line is the token that enables actions (default: $QUICK_DASHBOARD_TOKEN; "
                    "neither: read-only)")
+      ->check(CLI::ExistingFile);
+  command
+      ->add_option("--config", options->config_file,
+                   "a consumer's YAML configuration (docs/configuration.md): show every database it lists")
       ->check(CLI::ExistingFile);
   on_selected(*command, [options] { return run_dashboard_command(*options); });
 }

@@ -1,7 +1,7 @@
 // quick worker --config FILE: runs a consumer whose job types map to commands (see
 // command_handler.h and docs/configuration.md) until SIGINT or SIGTERM, printing its counters
 // every --stats-interval and when it stops, and serving Prometheus metrics on --metrics-address,
-// with the web dashboard of its first database on the same address when --dashboard is given.
+// with the web dashboard of its databases on the same address when --dashboard is given.
 
 #include <iostream>
 #include <memory>
@@ -59,8 +59,7 @@ WorkerHttp start_http(const WorkerOptions& options, const ConsumerConfig& config
   });
   if (options.dashboard) {
     dashboard::DashboardOptions dashboard_options;
-    dashboard_options.database_url = config.databases.front().url;
-    dashboard_options.database_name = config.databases.front().name;
+    for (const auto& database : config.databases) dashboard_options.databases.push_back({database.name, database.url});
     dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
     dashboard::mount_dashboard(http.server->routes(), dashboard_options);
     http.server->routes().set_payload_max_length(1 << 20);  // an action's body is small JSON
@@ -74,7 +73,7 @@ WorkerHttp start_http(const WorkerOptions& options, const ConsumerConfig& config
   }
   const std::string base = "http://" + http.server->host() + ":" + std::to_string(http.server->port());
   log.info("metrics on {}{}", base, metrics_options.path);
-  if (options.dashboard) log.info("dashboard of database {} on {}/", config.databases.front().name, base);
+  if (options.dashboard) log.info("dashboard on {}/", base);
   return http;
 }
 
@@ -139,7 +138,7 @@ void add_worker_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   command->add_flag("--dashboard", options->dashboard,
-                    "also serve the web dashboard of the first database at / on --metrics-address");
+                    "also serve the web dashboard of its databases at / on --metrics-address");
   command
       ->add_option("--admin-token-file", options->admin_token_file,
                    "with --dashboard: file whose first line is the token that enables its actions (default: "

@@ -25,16 +25,19 @@ void add_action(httplib::Server& server, const std::shared_ptr<DashboardState>& 
     }
     answer(response, [&] {
       const auto body = body_object(request);
-      auto conn = state->pool.borrow();
+      ServedDatabase& database = state->database(request);
+      auto conn = database.pool.borrow();
       pqxx::work txn(*conn);
       auto result = action(txn, body);
       txn.commit();
+      result["database"] = database.name;
       // As JSON: control characters in what the client sent come out escaped, not raw in the log.
       const auto text = [](const nlohmann::json& json) {
         return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       };
       util::component_logger("quick.dashboard")
-          ->info("{} from {}: {} -> {}", path, request.remote_addr, text(body), text(result));
+          ->info("{} on database {} from {}: {} -> {}", path, database.name, request.remote_addr, text(body),
+                 text(result));
       return result;
     });
   });

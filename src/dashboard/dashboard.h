@@ -1,8 +1,10 @@
-// The web dashboard (docs/operations.md#dashboard): one page and a JSON API over one database,
-// mounted on any httplib::Server, `quick dashboard`'s own or an application's.
+// The web dashboard (docs/operations.md#dashboard): one page and a JSON API over one or more
+// databases, mounted on any httplib::Server, `quick dashboard`'s own, `quick worker`'s or an
+// application's. Every API route takes ?database=NAME (default: the first database).
 //
 //   GET  /                      the page (embedded at build time from src/dashboard/page/)
-//   GET  /api/overview          summary, consumers, job types, deepest and lagging zones, pauses
+//   GET  /api/overview          every database's summary; for the selected one the consumers,
+//                               job types, deepest and lagging zones, pauses
 //   GET  /api/dead_items        search: ?tenant=&job_type=&error=&older_than=30m&limit=100
 //   POST /api/dead_items/retry  {"ids": [..]} or a filter {"tenant", "job_type", "error_contains",
 //                               "older_than"}
@@ -20,16 +22,22 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <httplib.h>
 
 namespace quick::dashboard {
 
+// One database the dashboard shows.
+struct DashboardDatabase {
+  std::string name;  // what the page calls it
+  std::string url;   // libpq connection string
+};
+
 struct DashboardOptions {
-  // libpq connection string of the database shown. Required.
-  std::string database_url;
-  // What the page calls the database. Default: "main".
-  std::string database_name = "main";
+  // The databases shown, at least one; the page shows each one's summary and the details of the
+  // one selected (the first by default). Names must be unique.
+  std::vector<DashboardDatabase> databases;
   // Bearer token that authorises actions; empty (the default) makes the dashboard read-only.
   std::string admin_token;
   // Rows in each zone table (deepest, lagging). Default: 10.
@@ -43,7 +51,7 @@ struct DashboardOptions {
 };
 
 // Adds the page and the API routes to `server`. Connects lazily: a database that is down gives
-// 503 answers, not an exception here.
+// 503 answers, not an exception here. Throws InvalidArgument for no database or a repeated name.
 void mount_dashboard(httplib::Server& server, const DashboardOptions& options);
 
 }  // namespace quick::dashboard

@@ -11,14 +11,34 @@
 namespace quick::dashboard {
 namespace {
 
-nlohmann::json overview(DashboardState& state) {
-  auto conn = state.pool.borrow();
+// Every database's summary, so that one page shows them all; a database that cannot answer gets
+// its error in place of its summary rather than failing the others.
+nlohmann::json summaries(DashboardState& state) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& database : state.databases) {
+    nlohmann::json entry{{"name", database->name}};
+    try {
+      auto conn = database->pool.borrow();
+      pqxx::read_transaction txn(*conn);
+      entry["summary"] =
+          rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_summary($1)", state.options.page_budget)).at(0);
+    } catch (const std::exception& error) {
+      entry["error"] = error.what();
+    }
+    all.push_back(std::move(entry));
+  }
+  return all;
+}
+
+nlohmann::json overview(DashboardState& state, const httplib::Request& request) {
+  ServedDatabase& database = state.database(request);
+  auto conn = database.pool.borrow();
   // One snapshot, so that the tables of one refresh agree with each other.
   pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> txn(*conn);
   const int budget = state.options.page_budget;
   const int zones = state.options.zone_rows;
   nlohmann::json body;
-  body["database"] = state.options.database_name;
+  body["database"] = database.name;
   body["read_only"] = state.options.admin_token.empty();
   body["summary"] = rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_summary($1)", budget)).at(0);
   body["consumers"] = rows_to_json(txn.exec("SELECT * FROM quick.dashboard_consumers()"));
@@ -28,6 +48,9 @@ nlohmann::json overview(DashboardState& state) {
   body["lagging_zones"] = rows_to_json(txn.exec_params("SELECT * FROM quick.dashboard_lagging_zones($1)", zones));
   body["paused"] = rows_to_json(
       txn.exec("SELECT kind, name, paused_at, paused_by, reason FROM quick.paused ORDER BY kind, name"));
+  txn.commit();
+  // The selected database's summary is read again with the others: one page may show several.
+  body["databases"] = state.databases.size() > 1 ? summaries(state) : nlohmann::json::array();
   return body;
 }
 
@@ -37,7 +60,7 @@ nlohmann::json dead_items(DashboardState& state, const httplib::Request& request
   const auto error = query_text(request, "error");
   const auto older_than = interval_of(query_text(request, "older_than"), "older_than");
   const int limit = query_int(request, "limit", 100, 1, 1000);
-  auto conn = state.pool.borrow();
+  auto conn = state.database(request).pool.borrow();
   pqxx::read_transaction txn(*conn);
   return nlohmann::json{
       {"dead_items", rows_to_json(txn.exec_params("SELECT * FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)",
@@ -48,8 +71,8 @@ nlohmann::json dead_items(DashboardState& state, const httplib::Request& request
 }  // namespace
 
 void add_read_routes(httplib::Server& server, std::shared_ptr<DashboardState> state) {
-  server.Get("/api/overview", [state](const httplib::Request&, httplib::Response& response) {
-    answer(response, [&] { return overview(*state); });
+  server.Get("/api/overview", [state](const httplib::Request& request, httplib::Response& response) {
+    answer(response, [&] { return overview(*state, request); });
   });
   server.Get("/api/dead_items", [state](const httplib::Request& request, httplib::Response& response) {
     answer(response, [&] { return dead_items(*state, request); });

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dashboard/authorization.h"
+#include "quick/migrate.h"
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/dashboard_server.h"
@@ -28,7 +29,7 @@ class DashboardApiTest : public DatabaseTest {
  protected:
   dashboard::DashboardOptions options(const std::string& token = "") const {
     dashboard::DashboardOptions options;
-    options.database_url = url();
+    options.databases = {{"main", url()}};
     options.admin_token = token;
     return options;
   }
@@ -203,12 +204,57 @@ TEST_F(DashboardApiTest, BadInputIsAnswered400NamingWhatWasWrong) {
   }
 }
 
+TEST_F(DashboardApiTest, SeveralDatabasesEachWithItsSummaryAndActionsOnTheOneNamed) {
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  enqueue_items(url(), 4, 2, "email", "first-db-tenant");
+  enqueue_items(second.url(), 6, 3, "email", "second-db-tenant");
+  dashboard::DashboardOptions both = options(kToken);
+  both.databases.push_back({"second", second.url()});
+  DashboardServer server(both);
+  auto client = server.client();
+
+  const auto first_view = client.Get("/api/overview");
+  ASSERT_TRUE(first_view);
+  ASSERT_EQ(first_view->status, 200) << first_view->body;
+  const auto first = json_of(first_view);
+  EXPECT_EQ(first["database"], "main") << "the first database by default";
+  EXPECT_EQ(first["summary"]["items"].get<int>(), 4);
+  ASSERT_EQ(first["databases"].size(), 2u) << "every database's summary";
+  EXPECT_EQ(first["databases"][0]["name"], "main");
+  EXPECT_EQ(first["databases"][1]["name"], "second");
+  EXPECT_EQ(first["databases"][1]["summary"]["items"].get<int>(), 6);
+
+  const auto second_view = client.Get("/api/overview?database=second");
+  ASSERT_TRUE(second_view);
+  const auto details = json_of(second_view);
+  EXPECT_EQ(details["database"], "second");
+  EXPECT_EQ(details["summary"]["pointers"].get<int>(), 3);
+
+  const auto unknown = client.Get("/api/overview?database=third");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_THAT(unknown->body, HasSubstr("this dashboard shows main, second"));
+
+  const auto paused = post(server, "/api/tenants/pause?database=second", R"({"tenant": "second-db-tenant0"})", kToken);
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->status, 200) << paused->body;
+  EXPECT_EQ(paused_count("tenant", "second-db-tenant0"), 0) << "not in the first database";
+  pqxx::connection conn(second.url());
+  pqxx::nontransaction check(conn);
+  EXPECT_EQ(check.exec("SELECT count(*) FROM quick.paused_tenants WHERE tenant = 'second-db-tenant0'")[0][0].as<int>(),
+            1);
+}
+
 TEST_F(DashboardApiTest, ALoginWithoutQuickAdminReadsButItsActionsAreRefusedByTheDatabase) {
   TestLogin consumer("quick_consumer");
   pqxx::connection conn(url());  // its keyword form, to which the login's user is appended
   dashboard::DashboardOptions as_consumer = options(kToken);
-  as_consumer.database_url = consumer.url("host=" + std::string(conn.hostname()) + " port=" + conn.port() +
-                                          " dbname=" + conn.dbname());
+  as_consumer.databases.front().url = consumer.url("host=" + std::string(conn.hostname()) + " port=" + conn.port() +
+                                                   " dbname=" + conn.dbname());
   DashboardServer server(as_consumer);
   auto client = server.client();
   const auto overview = client.Get("/api/overview");

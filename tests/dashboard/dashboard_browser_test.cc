@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "quick/migrate.h"
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/dashboard_server.h"
@@ -70,7 +71,7 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
   const auto dead_id = query_value<std::int64_t>("SELECT id FROM quick.dead_items");
 
   dashboard::DashboardOptions options;
-  options.database_url = url();
+  options.databases = {{"main", url()}};
   options.admin_token = kToken;
   DashboardServer server(options);
   ChromeDriver driver;
@@ -135,6 +136,42 @@ TEST_F(DashboardBrowserTest, ShowsALiveConsumerAndPausesATenantAndRetriesADeadIt
   screenshot(browser, "dashboard-actions");
   consumer.stop();
   std::cout << "browser test took " << seconds_since(started) << " s" << std::endl;
+}
+
+TEST_F(DashboardBrowserTest, ShowsEveryDatabaseAndTheOneChosenInDetail) {
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  enqueue_items(url(), 2, 1, "job", "first-db");
+  enqueue_items(second.url(), 7, 2, "job", "second-db");
+  pqxx::connection second_conn(second.url());
+  pqxx::nontransaction(second_conn).exec("SELECT quick.pause_tenant('second-db1', 'only here')");
+
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}, {"second", second.url()}};
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return shows(browser, "#database-name", "main") && shows(browser, "#summary-items", "2") &&
+               browser.exists("button.select-database[data-database='second']");
+      },
+      seconds(10), milliseconds(50)))
+      << browser.text("#databases").value_or("(no databases table)");
+  EXPECT_THAT(browser.text("#databases tbody").value_or(""), HasSubstr("second"));
+
+  browser.click("button.select-database[data-database='second']");
+  ASSERT_TRUE(
+      eventually([&] { return shows(browser, "#database-name", "second") && shows(browser, "#summary-items", "7"); },
+                 seconds(10), milliseconds(50)))
+      << browser.text("#summary-items").value_or("?");
+  EXPECT_TRUE(
+      eventually([&] { return shows_substring(browser, "#paused tbody", "only here"); }, seconds(10), milliseconds(50)))
+      << "the chosen database's pauses: " << browser.text("#paused").value_or("");
 }
 
 }  // namespace

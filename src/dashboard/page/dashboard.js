@@ -10,6 +10,13 @@ let rates = {};  // job type -> {items, dead} per second
 const MIN_RATE_INTERVAL_MS = 1500;  // a refresh right after an action would give noisy rates
 let readOnly = true;
 let shownDeadItems = null;  // the dead items the table shows, as JSON
+let selectedDatabase = null;  // the database shown in detail; null: the server's first
+
+// `path` for the selected database: every API route takes ?database=NAME.
+function withDatabase(path) {
+  if (selectedDatabase === null) return path;
+  return path + (path.includes("?") ? "&" : "?") + "database=" + encodeURIComponent(selectedDatabase);
+}
 
 const $ = (id) => document.getElementById(id);
 
@@ -97,7 +104,7 @@ async function getJson(path) {
 async function act(path, body) {
   let outcome;
   try {
-    const response = await fetch(path, {
+    const response = await fetch(withDatabase(path), {
       method: "POST",
       headers: { "Content-Type": "application/json", "Authorization": "Bearer " + (sessionStorage.getItem(TOKEN_KEY) || "") },
       body: JSON.stringify(body),
@@ -148,6 +155,35 @@ function renderSummary(summary) {
   $("summary").replaceWith(container);
 }
 
+// Shows another database in detail: its rates start afresh, its dead items are searched again.
+function selectDatabase(name) {
+  selectedDatabase = name;
+  previous = null;
+  rates = {};
+  shownDeadItems = null;
+  refresh().then(searchDeadItems);
+}
+
+// With several databases, each one's summary and a way to show it in detail.
+function renderDatabases(databases, shown) {
+  $("databases-section").hidden = databases.length < 2;
+  fillTable("databases", databases, (d) => {
+    const s = d.summary || {};
+    const show = element("button", d.name === shown ? "shown" : "Show", "select-database");
+    show.type = "button";
+    show.disabled = d.name === shown;
+    show.dataset.database = d.name;
+    show.addEventListener("click", () => selectDatabase(d.name));
+    if (d.error) return [cell(d.name), cell("cannot read: " + d.error, "error"), cell(""), cell(""), cell(""), cell(""),
+                         cell(""), cell(""), cell(show)];
+    return [cell(d.name), cell(formatCount(s.items, s.estimated), "number"),
+            cell(formatCount(s.vested_items, s.estimated), "number"), cell(formatCount(s.leased_items, s.estimated), "number"),
+            cell(formatCount(s.failing_items, s.estimated), "number"), cell(formatCount(s.dead_items, s.estimated), "number"),
+            cell(formatCount(s.pointers, s.estimated), "number"), cell(formatSeconds(s.max_pointer_lag_seconds), "number"),
+            cell(show)];
+  }, "");
+}
+
 function render(data, jobRates) {
   readOnly = data.read_only;
   document.body.classList.toggle("read-only", readOnly);
@@ -156,6 +192,7 @@ function render(data, jobRates) {
   $("mode").textContent = readOnly ? "read-only" : hasToken ? "actions enabled" : "enter the admin token for actions";
   $("mode").className = "badge" + (!readOnly && hasToken ? " writable" : "");
   $("token-form").hidden = readOnly;
+  renderDatabases(data.databases, data.database);
   renderSummary(data.summary);
   const paused = new Set(data.paused.map((p) => p.kind + "\u0000" + p.name));
 
@@ -209,7 +246,7 @@ function ratesSince(data, now) {
 
 async function refresh() {
   try {
-    const data = await getJson("/api/overview");
+    const data = await getJson(withDatabase("/api/overview"));
     const now = Date.now();
     if (!previous || now - previous.at >= MIN_RATE_INTERVAL_MS) {
       rates = ratesSince(data, now);
@@ -235,7 +272,7 @@ function deadFilter() {
 
 async function searchDeadItems() {
   try {
-    const data = await getJson("/api/dead_items?" + new URLSearchParams(deadFilter()).toString());
+    const data = await getJson(withDatabase("/api/dead_items?" + new URLSearchParams(deadFilter()).toString()));
     // Unchanged since the last search: keep the rows (and whatever the user is about to click).
     const text = JSON.stringify(data.dead_items);
     if (text === shownDeadItems) return;

@@ -1,11 +1,11 @@
 // Pausing a tenant or a job type (quick.pause_tenant, quick.pause_job_type): a running consumer
 // stops taking its items while enqueue still works, every zone keeps its pointer, a zone of paused
 // items only is not revisited on every Scanner round, and a resume brings the items back at once.
+// Bad names are in docs/bad-input.md, which tests/schema/bad_input_test.cc runs.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <string>
-#include <vector>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
@@ -105,22 +105,6 @@ TEST_F(PauseTest, APausedJobTypeWaitsInEveryZoneWhoseOtherItemsRun) {
   EXPECT_TRUE(eventually([&] { return !queued(report) && !queued(lone_report); }, seconds(10)))
       << "the resume pulls the zones back at once, not after their requeue";
   EXPECT_EQ(orphaned_zones(), 0);
-}
-
-TEST_F(PauseTest, BadNamesAreRefusedWithTheirReason) {
-  auto conn = connect();
-  for (const std::string& sql :
-       {std::string("SELECT quick.pause_tenant('')"), std::string("SELECT quick.pause_tenant(NULL)"),
-        "SELECT quick.pause_job_type('" + std::string(101, 'j') + "')",
-        std::string("SELECT quick.resume_tenant(NULL)")}) {
-    pqxx::work txn(*conn);
-    try {
-      txn.exec(sql);
-      ADD_FAILURE() << sql << " must fail";
-    } catch (const pqxx::sql_error& error) {
-      EXPECT_EQ(error.sqlstate(), "22023") << sql << ": " << error.what();
-    }
-  }
 }
 
 }  // namespace

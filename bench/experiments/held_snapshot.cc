@@ -17,9 +17,11 @@
 // session loads auto_explain (log_analyze, log_buffers, nested statements, at NOTICE level so
 // the plans come back to the client) and calls, each in a transaction it rolls back, the
 // consumer's visit of one zone (quick.visit_zones), the Scanner's quick.scan_pointers and the
-// producer's fast path (quick.enqueue_into_existing_zone), and runs EXPLAIN (ANALYZE, BUFFERS)
-// of the zone probe. With the snapshot held it does so again right after the snapshot ends (the
-// same data, now removable) and once more after that. Written to held_snapshot_explain_*.txt.
+// producer's fast path (quick.enqueue_into_existing_zone), then runs EXPLAIN (ANALYZE, BUFFERS)
+// of the statements those functions issue, one by one (zone probe, candidates, the zone's first
+// entry, the pointer locks, the Scanner's peek and pending-pulls check). With the snapshot held it does so again right
+// after the snapshot ends (the same data, now removable) and once more after that. Written to
+// held_snapshot_explain_*.txt.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -143,6 +145,9 @@ std::string capture_explain(const std::string& url, const std::string& tenant, c
     const std::vector<std::pair<std::string, std::string>> calls{
         {"the consumer's visit of zone " + tenant,
          "SELECT count(*) FROM quick.visit_zones(ARRAY[" + t + "], 200, '30 s', '60 s')"},
+        {"the consumer's visit of up to 100 vested zones (a Manager's batch)",
+         "SELECT count(*) FROM quick.visit_zones(ARRAY(SELECT p.tenant FROM quick.pointers p WHERE p.vesting_time "
+         "<= now() ORDER BY p.vesting_time LIMIT 100), 200, '30 s', '60 s')"},
         {"the Scanner's scan", "SELECT count(*) FROM quick.scan_pointers(1000, 10000)"},
         {"the producer's fast path into zone " + tenant,
          "SELECT quick.enqueue_into_existing_zone(" + t + ", 'noop', '{}', '0', 0, false)"},
@@ -153,12 +158,34 @@ std::string capture_explain(const std::string& url, const std::string& tenant, c
       session.exec(call);
       session.exec("ROLLBACK");
     }
+    // The same statements one by one, as the functions issue them (the visit above may find its
+    // zone locked by the consumer and stop at its first step).
     session.exec("SET auto_explain.log_min_duration = -1");
-    const std::string probe = "SELECT i.id FROM quick.items i WHERE i.tenant = " + t +
-                              " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1";
-    out += "\n---- the zone probe, EXPLAIN (ANALYZE, BUFFERS): " + probe + "\n";
-    for (const auto& row : session.exec("EXPLAIN (ANALYZE, BUFFERS) " + probe))
-      out += row[0].c_str() + std::string("\n");
+    const std::string zone = "FROM quick.items i WHERE i.tenant = " + t;
+    const std::vector<std::pair<std::string, std::string>> statements{
+        {"the zone probe (visit steps 1 and 3)",
+         "SELECT i.id " + zone + " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1"},
+        {"the candidates (visit step 2a)", "SELECT i.id " + zone +
+                                               " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time "
+                                               "LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED"},
+        {"the zone's first entry, vested or not (settle, step 4b)",
+         "SELECT i.priority, i.vesting_time " + zone + " ORDER BY i.priority, i.vesting_time LIMIT 1"},
+        {"the visit's pointer lock (step 1)", "SELECT p.tenant FROM quick.pointers p WHERE p.tenant = ANY (ARRAY[" + t +
+                                                  "]) AND p.vesting_time <= now() FOR NO KEY UPDATE SKIP LOCKED"},
+        {"the enqueue's pointer lock (fast path, step a)",
+         "SELECT p.vesting_time FROM quick.pointers p WHERE p.tenant = " + t + " FOR KEY SHARE"},
+        {"the Scanner's peek",
+         "SELECT p.tenant, p.vesting_time FROM quick.pointers p WHERE p.vesting_time <= "
+         "statement_timestamp() ORDER BY p.vesting_time, p.tenant LIMIT 1000"},
+        {"the Scanner's pending pulls check", "SELECT 1 FROM quick.pointer_pulls LIMIT 1"},
+    };
+    for (const auto& [what, statement] : statements) {
+      out += "\n---- " + what + ", EXPLAIN (ANALYZE, BUFFERS): " + statement + "\n";
+      session.exec("BEGIN");
+      for (const auto& row : session.exec("EXPLAIN (ANALYZE, BUFFERS) " + statement))
+        out += row[0].c_str() + std::string("\n");
+      session.exec("ROLLBACK");
+    }
   } catch (const std::exception& error) {
     out += "\n(capture failed: " + std::string(error.what()) + ")\n";
   }
@@ -379,7 +406,7 @@ void run_held_snapshot(ExperimentContext& ctx) {
                        fixed(run.throughput(), 0), fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
                        fixed(run.e2e.max_ms, 1), fixed(run.finish_s, 1)});
     for (const auto& w : run.windows) {
-      csv.push_back({run.system, std::to_string(run.tenants), run.held ? "1" : "0", fixed(w.t_s, 0),
+      csv.push_back({run.label(), run.system, std::to_string(run.tenants), run.held ? "1" : "0", fixed(w.t_s, 0),
                      fixed(w.enqueued_per_s, 1), fixed(w.done_per_s, 1), std::to_string(w.e2e.count),
                      fixed(w.e2e.p50_ms, 2), fixed(w.e2e.p99_ms, 2), fixed(w.e2e.max_ms, 2),
                      std::to_string(w.main_table.heap_bytes), std::to_string(w.main_table.index_bytes),
@@ -392,11 +419,12 @@ void run_held_snapshot(ExperimentContext& ctx) {
                                kb(w.side_table.index_bytes), std::to_string(w.side_table.dead_tuples)});
     }
   }
-  ctx.results->write_csv("held_snapshot.csv",
-                         {"system", "tenants", "held", "t_s", "enqueued_per_s", "done_per_s", "e2e_n", "e2e_p50_ms",
-                          "e2e_p99_ms", "e2e_max_ms", "main_heap_bytes", "main_index_bytes", "main_dead_tuples",
-                          "main_live_tuples", "side_heap_bytes", "side_index_bytes", "side_dead_tuples"},
-                         csv);
+  ctx.results->write_csv(
+      "held_snapshot.csv",
+      {"run", "system", "tenants", "held", "t_s", "enqueued_per_s", "done_per_s", "e2e_n", "e2e_p50_ms", "e2e_p99_ms",
+       "e2e_max_ms", "main_heap_bytes", "main_index_bytes", "main_dead_tuples", "main_live_tuples", "side_heap_bytes",
+       "side_index_bytes", "side_dead_tuples"},
+      csv);
   ctx.results->add_section(
       "## Held snapshot\n\n" + fixed(rate, 0) + " jobs/s offered (one job per enqueue; " + std::to_string(kProducers) +
       " producers commit every 5 ms the enqueues due) for " + fixed(duration.count() / 1000.0, 0) +

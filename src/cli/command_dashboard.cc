@@ -70,7 +70,9 @@ void add_dashboard_command(CLI::App& app) {
   command
       ->add_option("--config", options->config_file,
                    "a consumer's YAML configuration (docs/configuration.md): show every database it lists")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->excludes("--database")
+      ->excludes("--state-dir");
   on_selected(*command, [options] { return run_dashboard_command(*options); });
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "quick/migrate.h"
 #include "support/eventually.h"
 #include "support/processes.h"
 #include "support/test_database.h"
@@ -95,6 +96,41 @@ TEST_F(DashboardCommandTest, RefusesAListenAddressWithoutAPort) {
   ASSERT_TRUE(process.wait_for(seconds(10)));
   EXPECT_EQ(process.exit_code(), 2);
   EXPECT_THAT(process.err(), HasSubstr("expected host:port"));
+}
+
+TEST_F(DashboardCommandTest, ShowsEveryDatabaseOfAConsumerConfiguration) {
+  const std::string quick = quick_binary();
+  ASSERT_FALSE(quick.empty());
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  write_text_file(dir_ / "consumer.yaml", "databases:\n  - name: orders\n    url: \"" + url() +
+                                              "\"\n  - name: billing\n    url: \"" + second.url() + "\"\n");
+  const int port = free_tcp_port();
+  ChildProcess process({quick, "dashboard", "--config", (dir_ / "consumer.yaml").string(), "--listen",
+                        "127.0.0.1:" + std::to_string(port)},
+                       {}, dir_ / "out", dir_ / "err");
+  httplib::Client client("127.0.0.1", port);
+  std::string body;
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto response = client.Get("/api/overview?database=billing");
+        body = response && response->status == 200 ? response->body : "";
+        return !body.empty();
+      },
+      seconds(15), milliseconds(20)))
+      << process.err();
+  EXPECT_THAT(body, HasSubstr(R"("database":"billing")"));
+  EXPECT_THAT(body, HasSubstr(R"("name":"orders")"));
+  stop(process);
+
+  ChildProcess both({quick, "dashboard", "--config", (dir_ / "consumer.yaml").string(), "--database", url()}, {},
+                    dir_ / "out2", dir_ / "err2");
+  ASSERT_TRUE(both.wait_for(seconds(10)));
+  EXPECT_NE(both.exit_code(), 0);
+  EXPECT_THAT(both.err(), HasSubstr("--database excludes --config"));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 -- Resume a paused job type (quick.pause_job_type). Returns true when it was paused. Zones that
--- held only its items had their pointers requeued for later; a pull request for now, per such
--- zone (one with items of the type whose pointer vests later), brings them back at once. Finding those zones reads the whole of
--- quick.items (no index leads with job_type), once per resume.
+-- held only its items had their pointers requeued for later; a pull request for now, per zone
+-- with items of the type, brings them back at once. Every such zone gets one, its pointer vested
+-- or not: a visit that read the pause before this resume committed may still be about to requeue
+-- its zone for later, and the request, applied after both have committed, pulls it back (one whose
+-- pointer is vested by then is simply dropped). Finding the zones reads the whole of quick.items
+-- (no index leads with job_type), once per resume.
 CREATE OR REPLACE FUNCTION quick.resume_job_type(job_type text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -12,11 +15,9 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    -- Only zones whose pointer vests later need one; a pull request also notifies idle consumers.
+    -- A pull request also notifies idle consumers.
     INSERT INTO quick.pointer_pulls (tenant, vesting_time)
-    SELECT p.tenant, statement_timestamp() FROM quick.pointers p
-     WHERE p.vesting_time > statement_timestamp()
-       AND p.tenant IN (SELECT i.tenant FROM quick.items i WHERE i.job_type = resume_job_type.job_type);
+    SELECT DISTINCT i.tenant, statement_timestamp() FROM quick.items i WHERE i.job_type = resume_job_type.job_type;
     RETURN true;
 END
 $$;

@@ -11,12 +11,18 @@
 namespace quick::dashboard {
 namespace {
 
-// Every database's summary, so that one page shows them all; a database that cannot answer gets
-// its error in place of its summary rather than failing the others.
-nlohmann::json summaries(DashboardState& state) {
+// Every database's summary, so that one page shows them all; `shown`'s is the one the overview
+// read already. A database that cannot answer gets its error in place of its summary rather than
+// failing the others.
+nlohmann::json summaries(DashboardState& state, const ServedDatabase& shown, const nlohmann::json& shown_summary) {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& database : state.databases) {
     nlohmann::json entry{{"name", database->name}};
+    if (database.get() == &shown) {
+      entry["summary"] = shown_summary;
+      all.push_back(std::move(entry));
+      continue;
+    }
     try {
       auto conn = database->pool.borrow();
       pqxx::read_transaction txn(*conn);
@@ -49,8 +55,8 @@ nlohmann::json overview(DashboardState& state, const httplib::Request& request) 
   body["paused"] = rows_to_json(
       txn.exec("SELECT kind, name, paused_at, paused_by, reason FROM quick.paused ORDER BY kind, name"));
   txn.commit();
-  // The selected database's summary is read again with the others: one page may show several.
-  body["databases"] = state.databases.size() > 1 ? summaries(state) : nlohmann::json::array();
+  body["databases"] = state.databases.size() > 1 ? summaries(state, database, body["summary"])
+                                                 : nlohmann::json::array();
   return body;
 }
 

@@ -19,6 +19,7 @@
 #include "quick/logging.h"
 #include "quick/metrics.h"
 #include "quick/migrate.h"
+#include "quick/placement.h"
 #include "quick/producer.h"
 #include "quick/stats.h"
 #include "quick/zone.h"

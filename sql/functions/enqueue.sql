@@ -28,6 +28,7 @@ DECLARE
     pointer_vesting   timestamptz;
     pointer_lease     uuid;
     pointer_created   boolean := false;
+    fence_checked     boolean := false;
 BEGIN
     -- The checks of quick.check_new_item, inlined: calling it costs a plpgsql function call per
     -- enqueue. Only when one fails (or cannot be decided here) is it called, to raise its error.
@@ -51,6 +52,10 @@ BEGIN
         SELECT p.vesting_time, p.lease_id INTO pointer_vesting, pointer_lease
           FROM quick.pointers p WHERE p.tenant = enqueue.tenant FOR KEY SHARE;
         EXIT WHEN FOUND;
+        IF NOT fence_checked THEN  -- only a new pointer needs it (quick.check_tenants_here)
+            PERFORM quick.check_tenants_here(ARRAY[enqueue.tenant], 'quick.enqueue');
+            fence_checked := true;
+        END IF;
         INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
         VALUES (enqueue.tenant, item_vesting, statement_timestamp())
         ON CONFLICT (tenant) DO NOTHING;

@@ -29,6 +29,7 @@ DECLARE
     locked        text[];
     created       text[];
     is_rc         boolean := current_setting('transaction_isolation') = 'read committed';
+    fence_checked boolean := false;
 BEGIN
     IF items IS NULL OR jsonb_typeof(items) <> 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -139,6 +140,10 @@ BEGIN
         EXIT WHEN coalesce(cardinality(locked), 0) = cardinality(pending);
         SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t) INTO pending, pending_first
           FROM unnest(pending, pending_first) u(t, f) WHERE u.t <> ALL (coalesce(locked, '{}'));
+        IF NOT fence_checked THEN  -- only new pointers need it (quick.check_tenants_here)
+            PERFORM quick.check_tenants_here(pending, 'quick.enqueue_batch');
+            fence_checked := true;
+        END IF;
         WITH ins AS (
             INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
             SELECT u.t, u.f, now_ts FROM unnest(pending, pending_first) u(t, f) ORDER BY u.t

@@ -1,5 +1,7 @@
 #include "store/sql_errors.h"
 
+#include <nlohmann/json.hpp>
+
 namespace quick::store {
 
 std::string primary_message(const std::exception& error) {
@@ -11,6 +13,27 @@ std::string primary_message(const std::exception& error) {
     if (text.compare(0, p.size(), p) == 0) text.erase(0, p.size());
   }
   return text;
+}
+
+void throw_if_tenant_moved(const pqxx::sql_error& error) {
+  if (error.sqlstate() != "QM001") return;
+  // DETAIL is a JSON object written by quick.check_tenants_here / quick.move_out_begin.
+  const std::string text = error.what();
+  const std::string marker = "\nDETAIL:  ";
+  std::string tenant;
+  std::string moved_to;
+  const auto at = text.find(marker);
+  if (at != std::string::npos) {
+    const auto start = at + marker.size();
+    const auto end = text.find('\n', start);
+    const auto detail = nlohmann::json::parse(text.substr(start, end == std::string::npos ? end : end - start), nullptr,
+                                              /*allow_exceptions=*/false);
+    if (detail.is_object()) {
+      tenant = detail.value("tenant", "");
+      moved_to = detail.value("moved_to", "");
+    }
+  }
+  throw TenantMoved(primary_message(error), tenant, moved_to);
 }
 
 }  // namespace quick::store

@@ -13,14 +13,20 @@ namespace quick::store {
 // The primary message of a Postgres error ("ERROR:  x\nCONTEXT: ..." -> "x").
 std::string primary_message(const std::exception& error);
 
+// Throws TenantMoved for an error with SQLSTATE QM001 (the placement fence), with the tenant and
+// its new database from the error's DETAIL; returns for any other error.
+void throw_if_tenant_moved(const pqxx::sql_error& error);
+
 // Calls `action`; an error whose SQLSTATE says the input was invalid (22023 from the SQL API's
 // argument checks, 22P02 from a malformed value) is rethrown as InvalidArgument with the
-// database's message. Everything else passes through unchanged.
+// database's message, and the placement fence's QM001 as TenantMoved. Everything else passes
+// through unchanged.
 template <typename Action>
 auto translating_input_errors(Action&& action) -> decltype(action()) {
   try {
     return action();
   } catch (const pqxx::sql_error& error) {
+    throw_if_tenant_moved(error);
     const std::string& state = error.sqlstate();
     if (state == "22023" || state == "22P02" || state == "22007" || state == "22008") {
       throw InvalidArgument(primary_message(error));

@@ -1,0 +1,30 @@
+-- A tenant move, at its destination: the last statement of the move's transaction there. Gives
+-- the zone its pointer after its items are in (as the paper's user-move does), vesting with the
+-- zone's earliest item (an existing pointer is pulled in, never pushed back), and carries over a
+-- pause. Returns the number of the tenant's items here.
+CREATE OR REPLACE FUNCTION quick.move_in_finish(tenant text, paused boolean, pause_reason text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    first_vesting timestamptz;
+    item_count    bigint;
+BEGIN
+    PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_finish');
+    PERFORM quick.check_not_null(paused IS NULL, 'paused', 'quick.move_in_finish');
+    SELECT min(i.vesting_time), count(*) INTO first_vesting, item_count FROM quick.items i WHERE i.tenant = tenant;
+    IF item_count > 0 THEN
+        INSERT INTO quick.pointers AS p (tenant, vesting_time, last_active_time)
+        VALUES (tenant, first_vesting, statement_timestamp())
+        ON CONFLICT (tenant) DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time);
+    END IF;
+    IF paused THEN
+        INSERT INTO quick.paused_tenants (tenant, reason) VALUES (tenant, pause_reason)
+        ON CONFLICT ON CONSTRAINT paused_tenants_pkey DO NOTHING;
+    END IF;
+    RETURN item_count;
+END
+$$;
+REVOKE ALL ON FUNCTION quick.move_in_finish(text,boolean,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.move_in_finish(text,boolean,text) TO quick_admin;

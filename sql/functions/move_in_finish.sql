@@ -17,7 +17,7 @@ BEGIN
     IF item_count > 0 THEN
         INSERT INTO quick.pointers AS p (tenant, vesting_time, last_active_time)
         VALUES (tenant, first_vesting, statement_timestamp())
-        ON CONFLICT (tenant) DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time);
+        ON CONFLICT ON CONSTRAINT pointers_pkey DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time);
     END IF;
     IF paused THEN
         INSERT INTO quick.paused_tenants (tenant, reason) VALUES (tenant, pause_reason)

@@ -85,9 +85,20 @@ void create_database(const std::string& name, const std::string& template_name) 
   session.exec("CREATE DATABASE " + session.quote_name(name) + " TEMPLATE " + session.quote_name(template_name));
 }
 
+// Rolls back the prepared transactions left in database `name` (a test of an interrupted tenant
+// move may leave some): DROP DATABASE refuses a database that has any.
+void roll_back_prepared_transactions(const std::string& name) {
+  pqxx::connection conn(url_for_database(admin_url(), name));
+  pqxx::nontransaction session(conn);
+  for (const auto& row : session.exec("SELECT gid FROM pg_prepared_xacts WHERE database = current_database()")) {
+    session.exec("ROLLBACK PREPARED " + session.quote(row[0].as<std::string>()));
+  }
+}
+
 // Drops `name`; a failure fails the current test rather than throwing from a destructor.
 void drop_database_quietly(const std::string& name) {
   try {
+    roll_back_prepared_transactions(name);
     pqxx::connection conn(admin_url());
     pqxx::nontransaction session(conn);
     session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
@@ -103,6 +114,16 @@ EmptyDatabase::EmptyDatabase() : name_(unique_database_name("quick_empty")) { cr
 EmptyDatabase::~EmptyDatabase() { drop_database_quietly(name_); }
 
 std::string EmptyDatabase::url() const { return url_for_database(admin_url(), name_); }
+
+MigratedDatabase::MigratedDatabase() : name_(unique_database_name("quick_second")) {
+  const std::string admin = admin_url();
+  ensure_template(admin);
+  create_database(name_, template_name());
+}
+
+MigratedDatabase::~MigratedDatabase() { drop_database_quietly(name_); }
+
+std::string MigratedDatabase::url() const { return url_for_database(admin_url(), name_); }
 
 TestLogin::TestLogin(const std::string& granted_role, const std::string& attributes) {
   static std::atomic<int> counter{0};

@@ -35,6 +35,23 @@ class EmptyDatabase {
   std::string name_;
 };
 
+// One more database migrated to this build's schema on the test cluster (a clone of the template,
+// as DatabaseTest's own), dropped by the destructor after rolling back any prepared transaction
+// left in it. For tests that need several quick-pg databases.
+class MigratedDatabase {
+ public:
+  MigratedDatabase();
+  ~MigratedDatabase();
+  MigratedDatabase(const MigratedDatabase&) = delete;
+  MigratedDatabase& operator=(const MigratedDatabase&) = delete;
+
+  std::string url() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
 // A LOGIN role with a random password on the test cluster, for one test (roles are
 // cluster-wide), dropped by the destructor. `granted_role` ("" for none) is granted to it;
 // `attributes` go into its CREATE ROLE (such as "SUPERUSER").

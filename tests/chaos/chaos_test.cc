@@ -27,6 +27,7 @@
 #include "quick/quick.h"
 #include "support/eventually.h"
 #include "support/items.h"
+#include "support/own_cluster.h"
 #include "support/processes.h"
 
 namespace quick::testing {
@@ -119,25 +120,6 @@ void run_producer(const std::string& url, Isolation isolation, unsigned seed, co
   }
 }
 
-// The postmaster's pid, from its pid file.
-pid_t postmaster_pid(const local_postgres::LocalCluster& cluster) {
-  std::ifstream pid_file(cluster.data_dir() / "postmaster.pid");
-  pid_t pid = 0;
-  pid_file >> pid;
-  return pid;
-}
-
-// A crash and its recovery: SIGQUIT makes the postmaster stop at once (immediate mode), without a
-// checkpoint; the next start replays the WAL.
-// The cluster keeps its port, so every client's connection string stays valid.
-void restart_immediately(local_postgres::LocalCluster& cluster, const std::string& url) {
-  const pid_t pid = postmaster_pid(cluster);
-  ASSERT_GT(pid, 0);
-  ::kill(pid, SIGQUIT);
-  ASSERT_TRUE(eventually([&] { return !process_alive(pid); }, seconds(30))) << "the postmaster did not stop";
-  ASSERT_EQ(cluster.start(), url) << "the cluster came back on another port";
-}
-
 void terminate_backends(const std::string& url) {
   pqxx::connection conn(url);
   pqxx::nontransaction session(conn);
@@ -150,23 +132,8 @@ TEST(ChaosTest, CommittedJobsRunAndRolledBackOnesNeverDoThroughKillsTerminations
   const std::string quick = quick_binary();
   ASSERT_FALSE(quick.empty());
   TempDir dir;
-  local_postgres::LocalCluster cluster(dir / "cluster");
-  const std::string url = cluster.start();
-  // However the test ends, its cluster stops (the workers, ChildProcess, are killed on their own).
-  struct StopCluster {
-    local_postgres::LocalCluster& cluster;
-    ~StopCluster() {
-      try {
-        cluster.stop();
-      } catch (const std::exception& error) {
-        ADD_FAILURE() << "could not stop the chaos cluster: " << error.what();
-      }
-    }
-  } stop_cluster{cluster};
-  {
-    pqxx::connection conn(url);
-    migrate(conn);
-  }
+  OwnCluster own(dir / "cluster");
+  const std::string url = own.url();
   const auto record_file = dir / "ran.txt";
   const auto config_file = dir / "worker.yaml";
   write_text_file(config_file, R"yaml(databases:
@@ -238,7 +205,7 @@ job_types:
         ++terminations;
         break;
       case 3:
-        restart_immediately(cluster, url);
+        own.restart_immediately();
         if (HasFatalFailure()) return;
         ++crashes;
         break;

@@ -3,7 +3,7 @@
 -- enqueued into the database chosen by the producer, served like any zone, and never placed or
 -- moved (docs/scaling.md#local-items).
 CREATE OR REPLACE FUNCTION quick.local_tenant(name text)
-RETURNS text LANGUAGE plpgsql IMMUTABLE
+RETURNS text LANGUAGE plpgsql IMMUTABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM quick.check_argument(coalesce(length(name) BETWEEN 1 AND 193, false),

@@ -108,6 +108,18 @@ TEST_F(RolesTest, AProducerEnqueuesThroughEveryPathButCannotTouchTheTablesOrOthe
            "SELECT * FROM quick.paused"}) {
     EXPECT_EQ(sqlstate_as(producer, sql), kDenied) << sql;
   }
+  // Where a tenant is placed, yes; placing or moving tenants, no (docs/scaling.md).
+  EXPECT_EQ(sqlstate_as(producer, "SELECT quick.tenant_database('p'), quick.local_tenant('x')"), "") << last_error_;
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT * FROM quick.move_out_begin('other-tenant', 'elsewhere', gen_random_uuid())",
+           "SELECT quick.move_in_begin('other-tenant', 'elsewhere', gen_random_uuid())",
+           "SELECT quick.move_in_items('other-tenant', '[]')", "SELECT quick.place_tenant('other-tenant', 'x')",
+           "SELECT quick.add_placement_database('x')",
+           "SELECT quick.begin_move(gen_random_uuid(), 'other-tenant', 'a', 'b')",
+           "SELECT quick.decide_move(gen_random_uuid(), 'commit', 'mover')", "SELECT * FROM quick.tenant_placements",
+           "DELETE FROM quick.moved_tenants"}) {
+    EXPECT_EQ(sqlstate_as(producer, sql), kDenied) << sql;
+  }
   // Not the settings that protect the queue.
   EXPECT_EQ(sqlstate_as(producer, "UPDATE quick.limits SET max_payload_bytes = 1000000000"), kDenied);
   EXPECT_EQ(sqlstate_as(producer, "INSERT INTO quick.tenant_logins VALUES (session_user, 'other-tenant')"), kDenied);

@@ -67,15 +67,49 @@ void prepare(pqxx::transaction_base& txn, const std::string& gid) {
   txn.commit();
 }
 
-void end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) {
+bool end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) {
   pqxx::nontransaction session(conn);
-  session.exec(std::string(commit ? "COMMIT PREPARED " : "ROLLBACK PREPARED ") + session.quote(gid));
+  try {
+    session.exec(std::string(commit ? "COMMIT PREPARED " : "ROLLBACK PREPARED ") + session.quote(gid));
+  } catch (const pqxx::sql_error& error) {
+    if (error.sqlstate() == "42704") return false;  // no prepared transaction with that identifier
+    throw;
+  }
+  return true;
 }
 
 void try_end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) noexcept {
   try {
     end_prepared(conn, gid, commit);
   } catch (...) {  // NOLINT(bugprone-empty-catch): recovery ends it (see the header)
+  }
+}
+
+namespace {
+constexpr const char* kLivenessKey = "SELECT hashtextextended('quick mover ' || $1, 0)";
+}  // namespace
+
+MoverLiveness::MoverLiveness(pqxx::connection_base& directory, const std::string& move_id)
+    : directory_(directory), move_id_(move_id) {
+  pqxx::nontransaction session(directory_);
+  session.exec_params(std::string("SELECT pg_advisory_lock((") + kLivenessKey + "))", move_id_);
+}
+
+MoverLiveness::~MoverLiveness() { release(directory_, move_id_); }
+
+bool MoverLiveness::try_take(pqxx::connection_base& directory, const std::string& move_id) {
+  pqxx::nontransaction session(directory);
+  return session.exec_params(std::string("SELECT pg_try_advisory_lock((") + kLivenessKey + "))", move_id)
+      .at(0)
+      .at(0)
+      .as<bool>();
+}
+
+void MoverLiveness::release(pqxx::connection_base& directory, const std::string& move_id) noexcept {
+  try {
+    pqxx::nontransaction session(directory);
+    session.exec_params(std::string("SELECT pg_advisory_unlock((") + kLivenessKey + "))", move_id);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a broken session released it already
   }
 }
 

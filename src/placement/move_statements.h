@@ -39,10 +39,29 @@ void finish_move_in(pqxx::transaction_base& destination, const std::string& tena
 
 // PREPARE TRANSACTION `gid`, ending `txn` (it must not be used afterwards).
 void prepare(pqxx::transaction_base& txn, const std::string& gid);
-// COMMIT PREPARED / ROLLBACK PREPARED on a connection with no transaction open.
-void end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit);
+// COMMIT PREPARED / ROLLBACK PREPARED on a connection with no transaction open. Returns false when
+// there was no such prepared transaction (another process, recovery or the mover, ended it).
+bool end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit);
 // The same, for clean-up on an error path: failures are swallowed (recovery ends what is left).
 void try_end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) noexcept;
+
+// A session-level advisory lock in the directory that a mover holds from before it prepares
+// until it has committed, so that recovery leaves a live mover's prepared transactions alone (it
+// ends them only when it can take the lock: the mover finished, or its session ended with it).
+class MoverLiveness {
+ public:
+  MoverLiveness(pqxx::connection_base& directory, const std::string& move_id);  // waits for the lock
+  ~MoverLiveness();
+  MoverLiveness(const MoverLiveness&) = delete;
+  MoverLiveness& operator=(const MoverLiveness&) = delete;
+  // Takes the lock of move `move_id` if no mover holds it; the caller releases it with release().
+  static bool try_take(pqxx::connection_base& directory, const std::string& move_id);
+  static void release(pqxx::connection_base& directory, const std::string& move_id) noexcept;
+
+ private:
+  pqxx::connection_base& directory_;
+  std::string move_id_;
+};
 
 void record_move_start(pqxx::connection_base& directory, const MoveResult& move);
 // The decision in force after this call ("" for a move never begun).

@@ -126,6 +126,7 @@ void TenantMove::commit(pqxx::transaction_base& source, pqxx::transaction_base& 
   const std::string source_gid = "quick_move:" + result_.move_id + ":source";
   bool destination_prepared = false;
   bool source_prepared = false;
+  const placement::MoverLiveness alive(directory, result_.move_id);
   try {
     placement::record_move_start(directory, result_);
     placement::prepare(destination, destination_gid);

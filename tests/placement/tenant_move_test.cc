@@ -270,6 +270,31 @@ TEST_F(TenantMoveTest, AnOlderRepeatableReadSnapshotCannotEnqueueIntoTheOldDatab
   EXPECT_EQ(items_of("one", "full") + items_of("one", "empty"), 0);
 }
 
+// Recovery leaves a live mover's prepared transactions alone: it would otherwise abort every
+// move that another process (a second operator, a rebalance) is committing.
+TEST_F(TenantMoveTest, RecoveryDoesNotInterruptAMoverThatIsStillRunning) {
+  enqueue_at("one", make_item("acme"));
+  std::promise<void> prepared;
+  std::promise<void> go_on;
+  auto go_on_future = go_on.get_future().share();
+  auto mover = std::async(std::launch::async, [&] {
+    return move_tenant(config_, "acme", "two", {}, {}, [&](MoveStep step) {
+      if (step == MoveStep::kSourcePrepared) {
+        prepared.set_value();
+        go_on_future.wait();
+      }
+    });
+  });
+  const bool reached = prepared.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  const auto resolved = reached ? resolve_moves(config_) : std::vector<ResolvedMove>{};
+  go_on.set_value();
+  ASSERT_TRUE(reached);
+  EXPECT_TRUE(resolved.empty()) << resolved.size() << " prepared transactions of a live mover were ended";
+  EXPECT_EQ(mover.get().items, 1);
+  EXPECT_EQ(items_of("two", "acme"), 1);
+  EXPECT_EQ(prepared_moves("one") + prepared_moves("two"), 0);
+}
+
 TEST_F(TenantMoveTest, LocalZonesHaveNoPlacementAndAreNeverMoved) {
   const std::string local = local_tenant("maintenance");
   EXPECT_EQ(local, "@local:maintenance");

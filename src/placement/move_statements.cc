@@ -1,6 +1,8 @@
 #include "placement/move_statements.h"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 namespace quick::placement {
 
@@ -23,29 +25,29 @@ void begin_move_in(pqxx::transaction_base& destination, const std::string& tenan
 
 std::int64_t copy_batches(pqxx::transaction_base& source, pqxx::transaction_base& destination,
                           const std::string& tenant, int batch_items, Copied what) {
-  // Each batch comes back as JSON text, passed to the destination as it is; only the keys of its
-  // last element (where the next batch starts) are read out of it, by the source.
+  // The ids first, then the rows in batches of ids (each found through the primary key), each
+  // batch as JSON text passed to the destination as it is.
   const bool items = what == Copied::kItems;
-  const std::string read = items ? "SELECT b::text, jsonb_array_length(b), jsonb_build_object('priority', "
-                                   "b->-1->'priority', "
-                                   "'vesting_time', b->-1->'vesting_time', 'id', b->-1->'id')::text "
-                                   "FROM quick.move_out_items($1, $2::jsonb, $3) b"
-                                 : "SELECT b::text, jsonb_array_length(b), jsonb_build_object('id', b->-1->'id')::text "
-                                   "FROM quick.move_out_dead_items($1, $2::jsonb, $3) b";
+  std::vector<std::int64_t> ids;
+  for (const auto& row : source.exec_params("SELECT id FROM quick.move_out_ids($1, $2) id", tenant, !items)) {
+    ids.push_back(row[0].as<std::int64_t>());
+  }
+  const std::string read = items ? "SELECT quick.move_out_items($1, $2::bigint[])::text"
+                                 : "SELECT quick.move_out_dead_items($1, $2::bigint[])::text";
   const std::string write = items ? "SELECT quick.move_in_items($1, $2::jsonb)"
                                   : "SELECT quick.move_in_dead_items($1, $2::jsonb)";
-  std::int64_t copied = 0;
-  std::optional<std::string> after;
-  for (;;) {
-    const auto row = source.exec_params(read, tenant, after, batch_items).at(0);
-    const auto count = row[1].as<std::int64_t>();
-    if (count == 0) break;
-    destination.exec_params(write, tenant, row[0].as<std::string>());
-    copied += count;
-    if (count < batch_items) break;
-    after = row[2].as<std::string>();
+  for (std::size_t start = 0; start < ids.size(); start += static_cast<std::size_t>(batch_items)) {
+    const auto end = std::min(ids.size(), start + static_cast<std::size_t>(batch_items));
+    std::string id_array = "{";
+    for (std::size_t i = start; i < end; ++i) {
+      if (i > start) id_array += ',';
+      id_array += std::to_string(ids[i]);
+    }
+    id_array += '}';
+    const auto batch = source.exec_params(read, tenant, id_array).at(0).at(0).as<std::string>();
+    destination.exec_params(write, tenant, batch);
   }
-  return copied;
+  return static_cast<std::int64_t>(ids.size());
 }
 
 Deleted finish_move_out(pqxx::transaction_base& source, const std::string& tenant, const std::string& move_id) {

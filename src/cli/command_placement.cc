@@ -350,11 +350,11 @@ struct MoveCommand {
 };
 
 int run_move(const MoveCommand& command) {
-  if (!command.resume && (command.tenant.empty() || command.to.empty())) {
-    throw InvalidArgument("quick tenant move: give TENANT and --to NAME, or --resume to end interrupted moves");
-  }
   if (command.tenant.empty() && !command.to.empty()) throw InvalidArgument("quick tenant move: --to needs a TENANT");
   if (!command.tenant.empty() && command.to.empty()) throw InvalidArgument("quick tenant move: TENANT needs --to NAME");
+  if (!command.resume && command.tenant.empty()) {
+    throw InvalidArgument("quick tenant move: give TENANT and --to NAME, or --resume to end interrupted moves");
+  }
   const auto config = load_placement(command.placement);
   const auto options = move_options(command.flags);
   if (!command.to.empty()) database_named(config, command.to, "--to");

@@ -240,7 +240,9 @@ TEST_F(PlacementCommandsTest, MoveRefusesBadInputNamingTheFlag) {
   EXPECT_EQ(run({"tenant", "move", "acme", "--to", "nine"}), 2);
   EXPECT_THAT(err(), HasSubstr("--to: no database named \"nine\""));
   EXPECT_EQ(run({"tenant", "move", "acme"}), 2);
-  EXPECT_THAT(err(), HasSubstr("--to"));
+  EXPECT_THAT(err(), HasSubstr("TENANT needs --to NAME"));
+  EXPECT_EQ(run({"tenant", "move"}), 2);
+  EXPECT_THAT(err(), HasSubstr("or --resume to end interrupted moves"));
   EXPECT_EQ(run({"tenant", "move", "--to", "two", "--resume"}), 2);
   EXPECT_THAT(err(), HasSubstr("--to needs a TENANT"));
   EXPECT_NE(run({"tenant", "move", "acme", "--to", "two", "--lock-timeout", "0s"}), 0);

@@ -233,6 +233,14 @@ TEST_F(PlacementCommandsTest, MovesATenantWithItsItemsAndBack) {
   EXPECT_EQ(count_at(two_->url(), "quick.items WHERE tenant = 'acme'"), 0);
   enqueue_committed(*conn, make_item("acme"));  // home again: accepted
   EXPECT_EQ(count_at(url(), "quick.items WHERE tenant = 'acme'"), 3);
+
+  // A directory that disagrees with the fences (a careless place) stops a move, saying how to repair it.
+  EXPECT_EQ(run({"tenant", "place", "acme", "--in", "two"}), 0) << err();
+  EXPECT_EQ(run({"tenant", "move", "acme", "--to", "one"}), 1);
+  EXPECT_THAT(err(), HasSubstr("it moved to database \"one\""));
+  EXPECT_THAT(err(), HasSubstr("`quick tenant place acme --in one` repairs the directory"));
+  EXPECT_EQ(count_at(url(), "quick.items WHERE tenant = 'acme'"), 3);
+  EXPECT_EQ(prepared_moves(), 0);
 }
 
 TEST_F(PlacementCommandsTest, MoveRefusesBadInputNamingTheFlag) {
@@ -267,6 +275,14 @@ TEST_F(PlacementCommandsTest, AMoveThatCannotGetTheTenantsLockSaysWhichAndChange
   EXPECT_THAT(err(), HasSubstr("in the source database"));
   EXPECT_THAT(err(), HasSubstr("give a larger --lock-timeout"));
   holding.abort();
+
+  pqxx::connection destination(two_->url());
+  pqxx::work moving(destination);  // another move of the tenant, into the destination
+  moving.exec("SELECT pg_advisory_xact_lock(quick.tenant_lock_key('acme'))");
+  EXPECT_EQ(run({"tenant", "move", "acme", "--to", "two", "--lock-timeout", "100ms"}), 1);
+  EXPECT_THAT(err(), HasSubstr("waiting for the tenant's move lock"));
+  EXPECT_THAT(err(), HasSubstr("in the destination database two"));
+  moving.abort();
   EXPECT_EQ(count_at(url(), "quick.items WHERE tenant = 'acme'"), 1);
   EXPECT_EQ(count_at(url(), "quick.moved_tenants"), 0);
   EXPECT_EQ(query_value<std::string>("SELECT quick.tenant_database('acme')"), "one");

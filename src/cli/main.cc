@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   quick::cli::add_demo_command(app);
   quick::cli::add_worker_command(app);
   quick::cli::add_pause_commands(app);
+  quick::cli::add_placement_commands(app);
   quick::cli::add_dead_commands(app);
   quick::cli::add_dashboard_command(app);
   quick::cli::add_top_command(app);

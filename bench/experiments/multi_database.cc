@@ -358,6 +358,8 @@ struct MoveRun {
   double probe_p50_before_ms = 0, probe_max_during_ms = 0, probe_max_ms = 0, probe_gap_ms = 0;
   long long at_destination = 0, at_source = 0;
   bool paused_at_destination = false;
+  // The other tenants' end-to-end latency: in the second before the move, and during it.
+  Percentiles others_before, others_during;
   long long drained = 0;
   double drain_s = -1;  // -1: not all ran within the wait
   bool all_arrived() const { return at_destination == preloaded + probe_ok && at_source == 0; }
@@ -366,7 +368,7 @@ struct MoveRun {
 std::string moving_tenant(long long items) { return "moving-" + std::to_string(items); }
 
 MoveRun run_move(ExperimentContext& ctx, const Placement& placement, Router& router, long long items,
-                 std::atomic<long long>& moving_done, std::chrono::seconds drain_wait) {
+                 std::atomic<long long>& moving_done, const TimedLatencies& others, std::chrono::seconds drain_wait) {
   MoveRun run;
   run.preloaded = items;
   run.tenant = moving_tenant(items);
@@ -474,6 +476,8 @@ MoveRun run_move(ExperimentContext& ctx, const Placement& placement, Router& rou
     last_ack = sample.finished;
   }
   run.probe_p50_before_ms = before.summary().p50_ms;
+  run.others_before = others.between(move_start - std::chrono::seconds(1), move_start);
+  run.others_during = others.between(move_start, move_end);
 
   // Every item is at the destination, none at the source; the pause came along.
   {
@@ -491,13 +495,14 @@ MoveRun run_move(ExperimentContext& ctx, const Placement& placement, Router& rou
     run.at_source =
         session.exec_params1("SELECT count(*) FROM quick.items WHERE tenant = $1", run.tenant)[0].as<long long>();
   }
-  ctx.progress("move: took " + fixed(static_cast<double>(run.result.took.count()), 0) + " ms (call " +
-               fixed(run.wall_ms, 0) + " ms), " + std::to_string(run.result.items) + " items moved; probe: p50 " +
-               fixed(run.probe_p50_before_ms, 1) + " ms before, max " + fixed(run.probe_max_during_ms, 0) +
-               " ms during, longest gap " + fixed(run.probe_gap_ms, 0) + " ms, errors " +
-               std::to_string(run.probe_errors) + "; at " + run.to + ": " + std::to_string(run.at_destination) +
-               " (expected " + std::to_string(run.preloaded + run.probe_ok) + "), at " + run.from + ": " +
-               std::to_string(run.at_source) + (run.all_arrived() ? "" : "  ITEMS MISSING"));
+  ctx.progress(
+      "move: took " + fixed(static_cast<double>(run.result.took.count()), 0) + " ms (call " + fixed(run.wall_ms, 0) +
+      " ms), " + std::to_string(run.result.items) + " items moved; probe: p50 " + fixed(run.probe_p50_before_ms, 1) +
+      " ms before, max " + fixed(run.probe_max_during_ms, 0) + " ms during, longest gap " + fixed(run.probe_gap_ms, 0) +
+      " ms, errors " + std::to_string(run.probe_errors) + "; at " + run.to + ": " + std::to_string(run.at_destination) +
+      " (expected " + std::to_string(run.preloaded + run.probe_ok) + "), at " + run.from + ": " +
+      std::to_string(run.at_source) + (run.all_arrived() ? "" : "  ITEMS MISSING") + "; other tenants' e2e p99 " +
+      fixed(run.others_before.p99_ms, 1) + " ms before, " + fixed(run.others_during.p99_ms, 1) + " ms during");
 
   // The consumer runs them at the destination once the tenant is resumed there.
   const auto drain_start = Clock::now();
@@ -531,11 +536,11 @@ MovePart run_moves(ExperimentContext& ctx, ScratchClusters& clusters, double bac
   const Placement placement = make_placement(clusters, 2, "mdb_moves");
   Router router(placement.config);
   create_zones(router, placement.config, kTenants);
-  LatencyRecorder background_e2e;
+  TimedLatencies background_e2e;
   std::atomic<long long> moving_done{0};
   QuickPool pool(placement.consumer, 1, {kJobType}, [&](JobContext& job) {
     if (job.item().tenant.rfind("moving-", 0) == 0) moving_done.fetch_add(1);
-    else background_e2e.record(job.waited());
+    else background_e2e.record(Clock::now(), job.waited());
     return JobResult::done();
   });
   pool.start();
@@ -586,7 +591,7 @@ MovePart run_moves(ExperimentContext& ctx, ScratchClusters& clusters, double bac
   } join_producers{stop, producers};
   std::this_thread::sleep_for(std::chrono::seconds(1));
   for (const long long items : sizes) {
-    part.moves.push_back(run_move(ctx, placement, router, items, moving_done,
+    part.moves.push_back(run_move(ctx, placement, router, items, moving_done, background_e2e,
                                   ctx.quick ? std::chrono::seconds(20) : std::chrono::seconds(60)));
   }
   stop = true;
@@ -596,7 +601,7 @@ MovePart run_moves(ExperimentContext& ctx, ScratchClusters& clusters, double bac
   part.background_done_per_s = static_cast<double>(static_cast<long long>(pool.done() - done_before) -
                                                    (moving_done.load() - moving_before)) /
                                seconds;
-  part.background_e2e = background_e2e.summary();
+  part.background_e2e = background_e2e.between(start, Clock::now());
   pool.stop();
   return part;
 }
@@ -661,14 +666,16 @@ void run_multi_database(ExperimentContext& ctx) {
          fixed(move.wall_ms, 1), std::to_string(move.result.items), fixed(move.probe_p50_before_ms, 2),
          fixed(move.probe_max_during_ms, 1), fixed(move.probe_gap_ms, 1), std::to_string(move.probe_during),
          std::to_string(move.probe_errors), std::to_string(move.at_destination), std::to_string(move.at_source),
-         move.all_arrived() ? "1" : "0", fixed(move.drain_s, 2)});
+         move.all_arrived() ? "1" : "0", fixed(move.drain_s, 2), fixed(move.others_before.p99_ms, 2),
+         fixed(move.others_during.p99_ms, 2), fixed(move.others_during.max_ms, 2)});
     move_table.push_back({std::to_string(move.preloaded), move.from + " -> " + move.to,
                           std::to_string(move.result.took.count()), std::to_string(move.result.items),
                           fixed(move.probe_p50_before_ms, 1), fixed(move.probe_max_during_ms, 0),
                           fixed(move.probe_gap_ms, 0), std::to_string(move.probe_errors),
                           std::to_string(move.at_destination) + " / " + std::to_string(move.preloaded + move.probe_ok) +
                               (move.all_arrived() ? "" : " MISSING"),
-                          std::to_string(move.at_source), drain});
+                          std::to_string(move.at_source), drain,
+                          fixed(move.others_before.p99_ms, 1) + " / " + fixed(move.others_during.p99_ms, 1)});
     std::string steps;
     for (const auto& [step, ms] : move.steps) steps += (steps.empty() ? "" : ", ") + step + " " + fixed(ms, 0);
     step_table.push_back({std::to_string(move.preloaded), steps});
@@ -679,11 +686,12 @@ void run_multi_database(ExperimentContext& ctx) {
              static_cast<double>(std::max<long long>(1, move.preloaded + move.probe_ok)),
          "= 1, none left at the source", move.all_arrived()});
   }
-  ctx.results->write_csv("multi_database_moves.csv",
-                         {"tenant", "items_queued", "from", "to", "took_ms", "call_ms", "items_moved",
-                          "probe_p50_before_ms", "probe_max_during_ms", "probe_gap_ms", "probe_enqueues_during",
-                          "probe_errors", "at_destination", "at_source", "all_arrived", "drain_s"},
-                         move_csv);
+  ctx.results->write_csv(
+      "multi_database_moves.csv",
+      {"tenant", "items_queued", "from", "to", "took_ms", "call_ms", "items_moved", "probe_p50_before_ms",
+       "probe_max_during_ms", "probe_gap_ms", "probe_enqueues_during", "probe_errors", "at_destination", "at_source",
+       "all_arrived", "drain_s", "others_p99_before_ms", "others_p99_during_ms", "others_max_during_ms"},
+      move_csv);
 
   ctx.results->add_section(
       "## Several databases\n\n" +
@@ -719,9 +727,10 @@ void run_multi_database(ExperimentContext& ctx) {
       "(it waits for the move's lock at the source, then is refused there and retried at the destination); gap: the "
       "longest time between two acknowledged probe enqueues. At destination: the tenant's items there after the "
       "move / the preloaded ones plus the probe's. Drain: after resuming the tenant at the destination, until the "
-      "consumer had run them all.\n\n" +
+      "consumer had run them all. Others' p99: the other tenants' end-to-end p99 in the second before the "
+      "move and during it.\n\n" +
       markdown_table({"items queued", "move", "took ms", "items moved", "probe p50 ms", "probe max ms", "gap ms",
-                      "probe errors", "at destination", "left at source", "drain s"},
+                      "probe errors", "at destination", "left at source", "drain s", "others' p99 ms, before / during"},
                      move_table) +
       "\nWhen each step completed, ms after move_tenant was called:\n\n" +
       markdown_table({"items queued", "steps"}, step_table));

@@ -50,6 +50,7 @@
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/load.h"
+#include "support/machine_cpu.h"
 #include "support/quick_pool.h"
 #include "support/results_folder.h"
 
@@ -252,6 +253,7 @@ struct ThroughputRun {
   long long enqueued = 0, done = 0, errors = 0;
   std::vector<long long> enqueued_per_database;
   Percentiles e2e;
+  CpuUse cpu;  // the whole machine while the producers ran (servers, consumer, producers)
   std::vector<Window> windows;
   double enqueued_per_s() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
   double done_per_s() const { return seconds > 0 ? static_cast<double>(done) / seconds : 0; }
@@ -285,6 +287,7 @@ ThroughputRun run_throughput(ExperimentContext& ctx, ScratchClusters& clusters, 
   std::atomic<long long> errors{0};
   std::vector<std::atomic<long long>> per_database(static_cast<std::size_t>(databases));
   for (auto& count : per_database) count.store(0);
+  const CpuMeter cpu;
   const auto start = Clock::now();
   const auto end = start + duration;
   std::vector<std::thread> producers;
@@ -330,6 +333,7 @@ ThroughputRun run_throughput(ExperimentContext& ctx, ScratchClusters& clusters, 
     last_end = window_end;
   }
   for (auto& thread : producers) thread.join();
+  run.cpu = cpu.finish();
   const auto stopped = Clock::now();
   run.seconds = seconds_between(start, stopped);
   run.enqueued = enqueued.load();
@@ -340,8 +344,10 @@ ThroughputRun run_throughput(ExperimentContext& ctx, ScratchClusters& clusters, 
   measuring.store(false);
   pool.stop();
   ctx.progress(label + ": enqueued " + fixed(run.enqueued_per_s(), 0) + "/s, done " + fixed(run.done_per_s(), 0) +
-               "/s, e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " + fixed(run.e2e.p99_ms, 1) + " ms, backlog " +
-               std::to_string(run.enqueued - run.done) +
+               "/s, e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " + fixed(run.e2e.p99_ms, 1) + " ms, CPU busy " +
+               fixed(100 * run.cpu.busy_fraction, 0) + "% (this process " +
+               fixed(100 * run.cpu.own_core_seconds / std::max(1e-9, run.cpu.busy_core_seconds), 0) +
+               "% of it), backlog " + std::to_string(run.enqueued - run.done) +
                (run.errors ? ", producer errors " + std::to_string(run.errors) : ""));
   return run;
 }
@@ -644,7 +650,9 @@ void run_multi_database(ExperimentContext& ctx) {
     }
     summary.push_back({std::to_string(run.databases), fixed(run.enqueued_per_s(), 0), fixed(run.done_per_s(), 0),
                        fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1), fixed(run.e2e.max_ms, 0),
-                       std::to_string(run.enqueued - run.done), split, std::to_string(run.errors)});
+                       std::to_string(run.enqueued - run.done), split, std::to_string(run.errors),
+                       fixed(100 * run.cpu.busy_fraction, 0) + "%",
+                       fixed(1e6 * run.cpu.busy_core_seconds / std::max<double>(1, static_cast<double>(run.done)), 0)});
     for (const auto& w : run.windows) {
       csv.push_back({std::to_string(run.databases), fixed(w.t_s, 0), fixed(w.enqueued_per_s, 1), fixed(w.done_per_s, 1),
                      std::to_string(w.e2e.count), fixed(w.e2e.p50_ms, 2), fixed(w.e2e.p99_ms, 2),
@@ -709,9 +717,13 @@ void run_multi_database(ExperimentContext& ctx) {
       " producer threads enqueue one no-op item per transaction through one `quick::Router` to " +
       std::to_string(kTenants) + " tenants placed by the default rule, as fast as they can, for " +
       fixed(duration.count() / 1000.0, 0) +
-      " s. e2e: vesting to handler start. Backlog: enqueued and not done when the producers stopped.\n\n" +
+      " s. e2e: vesting to handler start. Backlog: enqueued and not done when the producers stopped. CPU: the "
+      "whole machine (" +
+      std::to_string(std::thread::hardware_concurrency()) +
+      " cores: the clusters, the consumer and the producers) while the producers ran, and its processor time per "
+      "item done.\n\n" +
       markdown_table({"databases", "enqueued/s", "done/s", "e2e p50 ms", "e2e p99 ms", "e2e max ms", "backlog",
-                      "enqueued per database", "producer errors"},
+                      "enqueued per database", "producer errors", "CPU busy", "CPU us per item"},
                      summary) +
       "\nPer window:\n\n" +
       markdown_table({"databases", "t s", "enqueued/s", "done/s", "p50 ms", "p99 ms"}, windows_table) +

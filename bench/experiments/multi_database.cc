@@ -35,7 +35,6 @@
 #include <random>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,39 +72,6 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-// A workaround, in this experiment's own scratch databases only, for a bug of migration 0009's
-// move functions as of this writing: quick.move_in_items and quick.move_in_finish are plpgsql with
-// `#variable_conflict use_variable` and a parameter named `tenant`, so the `tenant` of their
-// ON CONFLICT targets is read as the parameter and every move of a tenant with items fails with
-// "there is no unique or exclusion constraint matching the ON CONFLICT specification". Applied
-// only while a function still has that shape (a fixed one is left alone); returns the functions
-// changed. move_in_items reads columns first (its only other `tenant`s have no column beside
-// them); move_in_finish names the pointers' primary key. Remove once main fixes the functions.
-std::vector<std::string> work_around_move_conflict_targets(pqxx::connection& conn) {
-  pqxx::work txn(conn);
-  std::vector<std::string> changed;
-  const std::vector<std::tuple<std::string, std::string, std::string, std::string>> fixes{
-      {"quick.move_in_items(text,jsonb)", "ON CONFLICT (tenant, client_item_id)", "#variable_conflict use_variable",
-       "#variable_conflict use_column"},
-      {"quick.move_in_finish(text,boolean,text)", "ON CONFLICT (tenant) DO UPDATE", "ON CONFLICT (tenant) DO UPDATE",
-       "ON CONFLICT ON CONSTRAINT pointers_pkey DO UPDATE"},
-  };
-  for (const auto& [function, bug, from, to] : fixes) {
-    const auto definition =
-        txn.exec_params1("SELECT pg_get_functiondef($1::regprocedure)", function)[0].as<std::string>();
-    if (definition.find("#variable_conflict use_variable") == std::string::npos ||
-        definition.find(bug) == std::string::npos) {
-      continue;
-    }
-    std::string fixed_definition = definition;
-    fixed_definition.replace(fixed_definition.find(from), from.size(), to);
-    txn.exec(fixed_definition);
-    changed.push_back(function);
-  }
-  txn.commit();
-  return changed;
 }
 
 // PostgreSQL clusters of this experiment's own, under one temporary directory; stopped and
@@ -161,16 +127,12 @@ class ScratchClusters {
     const std::string url = cluster.connection_string(name);
     pqxx::connection conn(url);
     migrate(conn);
-    worked_around_ = work_around_move_conflict_targets(conn);
     return url;
   }
 
   std::size_t size() const { return clusters_.size(); }
-  // The move functions the last create_database had to work around (empty once main is fixed).
-  const std::vector<std::string>& worked_around() const { return worked_around_; }
 
  private:
-  std::vector<std::string> worked_around_;
   fs::path dir_;
   std::vector<std::unique_ptr<local_postgres::LocalCluster>> clusters_;
 };
@@ -624,16 +586,6 @@ void run_multi_database(ExperimentContext& ctx) {
   for (int i = 0; i < max_databases; ++i) clusters.add();
   const double clusters_s = seconds_between(started, Clock::now());
   ctx.progress(std::to_string(max_databases) + " clusters started in " + fixed(clusters_s, 1) + " s");
-  std::string workaround;
-  {
-    clusters.create_database(0, "mdb_probe");
-    for (const auto& function : clusters.worked_around()) workaround += (workaround.empty() ? "" : ", ") + function;
-    if (!workaround.empty()) {
-      ctx.progress("WORKAROUND: " + workaround +
-                   " redefined in the scratch databases: their ON CONFLICT targets name the `tenant` parameter "
-                   "(#variable_conflict use_variable), so every move with items fails");
-    }
-  }
 
   std::vector<ThroughputRun> runs;
   for (int databases = 1; databases <= max_databases; ++databases)
@@ -702,14 +654,9 @@ void run_multi_database(ExperimentContext& ctx) {
       move_csv);
 
   ctx.results->add_section(
-      "## Several databases\n\n" +
-      (workaround.empty()
-           ? std::string()
-           : "**Measured with a workaround**: " + workaround +
-                 " redefined in the scratch databases (their ON CONFLICT targets name the `tenant` parameter, "
-                 "read as the variable under `#variable_conflict use_variable`, so every move of a tenant with "
-                 "items fails).\n\n") +
-      "Opt-in (`--experiment multi_database`): " + std::to_string(max_databases) +
+      "## Several databases\n\n"
+      "Opt-in (`--experiment multi_database`): " +
+      std::to_string(max_databases) +
       " PostgreSQL clusters started by the experiment on this machine (quick's development cluster settings: "
       "max_connections 200, max_prepared_transactions 20, otherwise PostgreSQL's defaults), in " +
       fixed(clusters_s, 1) + " s. Throughput: one consumer (Scanner, 2 Managers, writer, 4 Workers) serving 1.." +

@@ -3,6 +3,8 @@
 // draws the plots; docs/benchmarks.md presents the results.
 //
 //   quick_bench --database URL --out DIR [--quick] [--experiment NAME]...
+//
+// Opt-in experiments (--list marks them) run only when named with --experiment.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -91,13 +93,14 @@ int main(int argc, char** argv) {
                  "server to measure (default $QUICK_DATABASE_URL); scratch databases are created there");
   app.add_option("--out", out, "results folder")->capture_default_str();
   app.add_flag("--quick", quick_run, "toy sizes: every experiment, under two minutes in all");
-  app.add_option("--experiment", selected, "run only these (repeatable); default all");
-  app.add_flag("--list", list, "list the experiments and exit");
+  app.add_option("--experiment", selected,
+                 "run only these (repeatable); default all but the opt-in ones, which run only when named");
+  app.add_flag("--list", list, "list the experiments and exit (opt-in ones end with a tab and \"opt-in\")");
   CLI11_PARSE(app, argc, argv);
 
   if (list) {
     for (const auto& experiment : all_experiments())
-      std::cout << experiment.name << "\t" << experiment.description << "\n";
+      std::cout << experiment.name << "\t" << experiment.description << (experiment.opt_in ? "\topt-in" : "") << "\n";
     return 0;
   }
   if (url.empty()) {
@@ -119,7 +122,8 @@ int main(int argc, char** argv) {
     };
     int ran = 0;
     for (const auto& experiment : all_experiments()) {
-      if (!selected.empty() && std::find(selected.begin(), selected.end(), experiment.name) == selected.end()) continue;
+      const bool named = std::find(selected.begin(), selected.end(), experiment.name) != selected.end();
+      if (selected.empty() ? experiment.opt_in : !named) continue;
       ctx.progress("== " + experiment.name + ": " + experiment.description);
       experiment.run(ctx);
       ++ran;

@@ -30,6 +30,9 @@ struct Experiment {
   std::string name;         // used with --experiment
   std::string description;  // one line
   std::function<void(ExperimentContext&)> run;
+  // Runs only when named with --experiment (not in the default run nor in --quick runs of the
+  // whole suite): for experiments that need more than the server under test, or take long.
+  bool opt_in = false;
 };
 
 // Every registered experiment, by order.
@@ -43,6 +46,11 @@ bool register_experiment(Experiment experiment);
 #define QUICK_BENCH_EXPERIMENT(order, name, description, function)                           \
   static const bool quick_bench_registered_##function = ::quick::bench::register_experiment( \
       {order, name, description, function})
+
+// The same for an opt-in experiment (Experiment::opt_in).
+#define QUICK_BENCH_OPT_IN_EXPERIMENT(order, name, description, function)                    \
+  static const bool quick_bench_registered_##function = ::quick::bench::register_experiment( \
+      {order, name, description, function, true})
 
 // The consumer settings every experiment starts from: the library defaults plus short polling
 // intervals suited to a benchmark; experiments override what they study.

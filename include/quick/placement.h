@@ -193,10 +193,13 @@ struct ResolvedMove {
   std::string decision;  // "commit" or "abort"
 };
 
-// Finds the prepared transactions of interrupted moves in every database of `config` and ends
-// each as its move's decision says: commit when the directory recorded one; otherwise it records
-// "abort" (so that a mover still running cannot commit afterwards) and rolls back. Safe to run at
-// any time, by several processes at once. Returns what it ended.
+// Ends the moves their movers left unfinished: finds the prepared transactions of moves in every
+// database of `config`, and the moves the directory has as begun but undecided, and ends each as
+// its decision says: commit when the directory recorded one; otherwise it records "abort" (so that
+// a mover still running cannot commit afterwards) and rolls back. A move whose mover is still
+// running (it holds the move's liveness lock in the directory; one that died releases it with its
+// session, waited for up to 2 s) is left to it. Safe to run at any time, by several processes at
+// once. Returns the prepared transactions it ended.
 std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config);
 
 }  // namespace quick

@@ -528,8 +528,8 @@ int run_doctor(const DoctorCommand& command) {
   for (const auto& row : undecided) {
     problem("move " + std::string(row[0].c_str()) + " of tenant " + escape_unprintable(row[1].c_str()) + " from " +
             row[2].c_str() + " to " + row[3].c_str() + " (started " + row[4].c_str() +
-            ") is undecided with nothing prepared: a mover is running it now, or it was abandoned before preparing "
-            "(then it changed nothing)");
+            ") is undecided and its mover is still running (recovery leaves a live mover alone): run `quick doctor` "
+            "again when it is done");
   }
   // Decided moves whose transactions are all ended are finished in fact: mark them so. (A move
   // that failed before its decision is aborted without being marked finished.)

@@ -1,6 +1,7 @@
-// resolve_moves: ends the prepared transactions that interrupted moves left behind, as their
-// decisions in the directory say (docs/scaling.md#crash-safety).
+// resolve_moves: ends the moves that their movers left unfinished (the process killed, a database
+// restarted) as their decisions in the directory say (docs/scaling.md#crash-safety).
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "placement/move_statements.h"
@@ -9,55 +10,74 @@
 
 namespace quick {
 
+namespace {
+
+// A mover that is still running holds its move's liveness lock: its transactions are not
+// interrupted, they are about to be committed or rolled back by it. One that died a moment ago
+// may still hold it, until its server process notices the closed connection: wait a little
+// before taking the move for a live one.
+bool take_abandoned_move(pqxx::connection_base& directory, const std::string& move_id) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (placement::MoverLiveness::try_take(directory, move_id)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+struct Prepared {
+  std::string database;
+  std::string gid;
+};
+
+}  // namespace
+
 std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config) {
   validate(config);
-  std::unique_ptr<pqxx::connection> directory;
+  std::map<std::string, std::unique_ptr<pqxx::connection>> connections;
   for (const auto& database : config.databases) {
-    if (database.name == config.directory) directory = connect(with_default_connect_timeout(database.url, 5));
+    connections[database.name] = connect(with_default_connect_timeout(database.url, 5));
   }
-  std::vector<ResolvedMove> resolved;
+  pqxx::connection_base& directory = *connections.at(config.directory);
+
+  // The moves to look at: those with a prepared transaction somewhere, and those the directory
+  // has as begun but undecided (a mover that died before it prepared anything, or while it did).
+  std::map<std::string, std::vector<Prepared>> moves;
   for (const auto& database : config.databases) {
-    auto conn = connect(with_default_connect_timeout(database.url, 5));
-    std::vector<std::string> gids;
-    {
-      pqxx::nontransaction session(*conn);
-      for (const auto& row : session.exec("SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
-                                          "AND gid LIKE 'quick_move:%' ORDER BY prepared")) {
-        gids.push_back(row[0].as<std::string>());
-      }
-    }
-    for (const auto& gid : gids) {
+    pqxx::nontransaction session(*connections.at(database.name));
+    for (const auto& row : session.exec("SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+                                        "AND gid LIKE 'quick_move:%' ORDER BY prepared")) {
+      const std::string gid = row[0].as<std::string>();
       // quick_move:<36-character move id>:source|destination
-      const std::string move_id = gid.substr(std::string("quick_move:").size(), 36);
-      // A mover that is still running holds its move's liveness lock: its transactions are not
-      // interrupted, they are about to be committed or rolled back by it.
-      // A mover that died a moment ago may still hold it, until its server process notices the
-      // closed connection: wait a little before taking the move for a live one.
-      bool taken = false;
-      for (int attempt = 0; attempt < 20 && !taken; ++attempt) {
-        taken = placement::MoverLiveness::try_take(*directory, move_id);
-        if (!taken) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      if (!taken) continue;
-      try {
-        // An undecided move is aborted here, first in the directory, so that its mover, should
-        // it still run, finds the decision taken and rolls back too.
-        std::string decision = placement::decide(*directory, move_id, "abort", "recovery", 0);
-        if (decision.empty()) decision = "abort";  // never begun: nothing can commit it
-        if (placement::end_prepared(*conn, gid, decision == "commit")) {
-          resolved.push_back({database.name, gid, move_id, decision});
-        }
-      } catch (...) {
-        placement::MoverLiveness::release(*directory, move_id);
-        throw;
-      }
-      placement::MoverLiveness::release(*directory, move_id);
+      moves[gid.substr(std::string("quick_move:").size(), 36)].push_back({database.name, gid});
     }
   }
-  // Moves whose every prepared transaction is ended are finished.
-  for (const auto& move : resolved) {
-    pqxx::nontransaction session(*directory);
-    session.exec_params("SELECT quick.finish_move($1::uuid)", move.move_id);
+  {
+    pqxx::nontransaction session(directory);
+    for (const auto& row : session.exec("SELECT move_id::text FROM quick.tenant_moves WHERE decision IS NULL")) {
+      moves[row[0].as<std::string>()];
+    }
+  }
+
+  std::vector<ResolvedMove> resolved;
+  for (const auto& [move_id, prepared] : moves) {
+    if (!take_abandoned_move(directory, move_id)) continue;
+    try {
+      // An undecided move is aborted here, first in the directory, so that its mover, should it
+      // still run, finds the decision taken and rolls back too.
+      std::string decision = placement::decide(directory, move_id, "abort", "recovery", 0);
+      if (decision.empty()) decision = "abort";  // never begun: nothing can commit it
+      for (const auto& transaction : prepared) {
+        if (placement::end_prepared(*connections.at(transaction.database), transaction.gid, decision == "commit")) {
+          resolved.push_back({transaction.database, transaction.gid, move_id, decision});
+        }
+      }
+      pqxx::nontransaction session(directory);
+      session.exec_params("SELECT quick.finish_move($1::uuid)", move_id);
+    } catch (...) {
+      placement::MoverLiveness::release(directory, move_id);
+      throw;
+    }
+    placement::MoverLiveness::release(directory, move_id);
   }
   return resolved;
 }

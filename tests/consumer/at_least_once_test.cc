@@ -25,9 +25,6 @@ class AtLeastOnceTest : public testing::DatabaseTest {};
 
 TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
   constexpr int kItems = 400;
-  const auto ids = enqueue_items(url(), kItems, 57, "record");
-  ASSERT_EQ(ids.size(), static_cast<std::size_t>(kItems));
-
   RunLog runs;
   std::vector<std::unique_ptr<Consumer>> consumers;
   for (int c = 0; c < 3; ++c) {
@@ -46,8 +43,22 @@ TEST_F(AtLeastOnceTest, SeveralConsumersRunEveryItemOfManyTenantsAndLoseNone) {
     });
     consumers.push_back(std::move(consumer));
   }
-  const auto started = Clock::now();
   for (auto& consumer : consumers) consumer->start();
+  // The items come once every consumer scans and knows the others, so that the load is shared
+  // whichever consumer happens to connect first (one alone drains 400 items in a quarter second).
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (auto& consumer : consumers) {
+          const auto stats = consumer->stats();
+          if (stats.scans == 0 || stats.live_consumers < consumers.size()) return false;
+        }
+        return true;
+      },
+      seconds(30)))
+      << "the consumers never all saw each other";
+  const auto started = Clock::now();
+  const auto ids = enqueue_items(url(), kItems, 57, "record");
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(kItems));
   const bool drained = eventually([&] { return query_value<int>("SELECT count(*) FROM quick.items") == 0; },
                                   seconds(60));
   const double drain_seconds = seconds_since(started);

@@ -66,6 +66,8 @@ TEST_P(MoveCrashTest, RecoveryEndsTheMoveAsDecidedAndTheMoveRunAgainCompletesIt)
   const auto resolved = resolve_moves(config_);
   for (const auto& move : resolved) EXPECT_EQ(move.decision, decided ? "commit" : "abort") << move.gid;
   EXPECT_EQ(prepared_moves("one") + prepared_moves("two"), 0);
+  EXPECT_EQ(value_in("one", "SELECT count(*) FROM quick.tenant_moves WHERE decision IS NULL OR finished_at IS NULL"), 0)
+      << "every move in the directory is decided and finished";
   const std::string holder = decided ? "two" : "one";
   const std::string other = decided ? "one" : "two";
   EXPECT_EQ(payloads_in(holder, "acme"), payloads) << "after recovery, every item is in " << holder << ", once";

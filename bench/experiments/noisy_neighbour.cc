@@ -13,6 +13,10 @@
 //
 // Targets: quick-pg's B p99 pickup latency <= 25 ms; quick-pg's A throughput >= 95% of the
 // baseline's (batch 1, the baseline the issue names; batch 10 is reported next to it).
+//
+// Experiment long_jobs (issue 19, fairness by processing time): the same, with A's jobs 100 times
+// longer than B's (50 ms and 0.5 ms), quick-pg only: A alone first (its throughput alone), then A
+// and B with one consumer and with two. Targets: B p99 <= 10 ms, A >= 0.7x its rate alone.
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,19 +40,20 @@ using std::chrono::milliseconds;
 constexpr const char* kJobType = "sleep5ms";
 constexpr const char* kTenantA = "A";
 constexpr const char* kTenantB = "B";
-constexpr milliseconds kJobTime{5};
 constexpr milliseconds kBInterval{100};
 constexpr int kWorkers = 4;
 
 
 // What the handlers of both systems record. Handlers run on many threads.
 struct Tally {
+  std::chrono::microseconds a_job{5000};  // how long each of A's jobs sleeps
+  std::chrono::microseconds b_job{5000};  // and each of B's
   std::atomic<std::uint64_t> a_done{0};
   std::atomic<std::uint64_t> b_started{0};
   std::mutex mutex;
   std::vector<std::pair<std::int64_t, double>> b_latency;  // (job id, pickup latency ms), guarded by mutex
 
-  // One job: B's pickup latency is recorded at handler start; then the ~5 ms of work.
+  // One job: B's pickup latency is recorded at handler start; then the job's work (a sleep).
   void run_job(const std::string& tenant, std::int64_t id, std::chrono::microseconds waited) {
     const bool is_b = tenant == kTenantB;
     if (is_b) {
@@ -56,7 +61,7 @@ struct Tally {
       b_latency.emplace_back(id, static_cast<double>(waited.count()) / 1000.0);
       b_started.fetch_add(1);
     }
-    std::this_thread::sleep_for(kJobTime);
+    std::this_thread::sleep_for(is_b ? b_job : a_job);
     if (!is_b) a_done.fetch_add(1);
   }
 };
@@ -73,6 +78,9 @@ struct Sizes {
   int a_backlog;
   int b_jobs;            // one every 100 ms
   milliseconds warm_up;  // consumers run A alone this long before B starts
+  std::chrono::microseconds a_job{5000};
+  std::chrono::microseconds b_job{5000};
+  bool b_sends = true;  // false: the window runs with A alone (B enqueues nothing)
 };
 
 struct NoisyRun {
@@ -96,15 +104,15 @@ NoisyRun run_window(ExperimentContext& ctx, const std::string& system, const Siz
   const auto start = Clock::now();
   for (int seq = 0; seq < sizes.b_jobs; ++seq) {
     std::this_thread::sleep_until(start + seq * kBInterval);
-    enqueue_b(seq);
+    if (sizes.b_sends) enqueue_b(seq);
   }
   std::this_thread::sleep_until(start + sizes.b_jobs * kBInterval);
   NoisyRun run;
   run.system = system;
   run.window_s = std::chrono::duration<double>(Clock::now() - start).count();
   run.a_in_window = tally.a_done.load() - a_before;
-  if (!wait_until_count([&] { return tally.b_started.load(); }, static_cast<std::uint64_t>(sizes.b_jobs),
-                        std::chrono::seconds(300))) {
+  if (sizes.b_sends && !wait_until_count([&] { return tally.b_started.load(); },
+                                         static_cast<std::uint64_t>(sizes.b_jobs), std::chrono::seconds(300))) {
     ctx.progress(system + ": B's jobs did not all start within 5 minutes");
   }
   run.b_last_start_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -123,7 +131,8 @@ NoisyRun run_window(ExperimentContext& ctx, const std::string& system, const Siz
   return run;
 }
 
-NoisyRun run_quick(ExperimentContext& ctx, const Sizes& sizes) {
+NoisyRun run_quick(ExperimentContext& ctx, const Sizes& sizes, int consumers = 1,
+                   const std::string& system = "quick-pg") {
   ScratchDatabase db(ctx.server_url, "quick_bench_noisy");
   auto conn = db.connect();
   {
@@ -142,18 +151,20 @@ NoisyRun run_quick(ExperimentContext& ctx, const Sizes& sizes) {
   ConsumerConfig config = bench_consumer_config(db.url());
   config.worker.threads = kWorkers;  // everything else at the library defaults
   Tally tally;
-  QuickPool pool(config, 1, {kJobType}, [&tally](JobContext& job) {
+  tally.a_job = sizes.a_job;
+  tally.b_job = sizes.b_job;
+  QuickPool pool(config, consumers, {kJobType}, [&tally](JobContext& job) {
     tally.run_job(job.item().tenant, job.item().id, job.waited());
     return JobResult::done();
   });
   pool.start();
-  auto run = run_window(ctx, "quick-pg", sizes, tally, [&](int seq) {
+  auto run = run_window(ctx, system, sizes, tally, [&](int seq) {
     pqxx::work txn(*conn);
     enqueue_in(txn, job_item(kTenantB, R"({"seq":)" + std::to_string(seq) + "}"));
     txn.commit();
   });
   pool.stop();
-  run.connections = connections_per_consumer(config);
+  run.connections = consumers * connections_per_consumer(config);
   return run;
 }
 
@@ -246,7 +257,54 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
   ctx.progress("A throughput quick-pg / baseline b10: " + fixed(quick.a_per_second() / base10.a_per_second(), 3));
 }
 
+void run_long_jobs(ExperimentContext& ctx) {
+  // A's backlog must outlast the runs: at most 4 (8 with two consumers) x 20 jobs/s for 1 s + 20 s.
+  Sizes sizes{ctx.size(4000, 400), ctx.size(200, 20), milliseconds(ctx.quick ? 300 : 1000),
+              std::chrono::microseconds(50000), std::chrono::microseconds(500)};
+  Sizes alone = sizes;
+  alone.b_sends = false;
+  std::vector<NoisyRun> runs;
+  runs.push_back(run_quick(ctx, alone, 1, "A-alone-1-consumer"));
+  runs.push_back(run_quick(ctx, sizes, 1, "A+B-1-consumer"));
+  runs.push_back(run_quick(ctx, alone, 2, "A-alone-2-consumers"));
+  runs.push_back(run_quick(ctx, sizes, 2, "A+B-2-consumers"));
+
+  std::vector<std::vector<std::string>> table, summary;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& run = runs[i];
+    const auto& base = runs[i - i % 2];  // the same consumers with A alone
+    const bool with_b = i % 2 == 1;
+    table.push_back({run.system, std::to_string(run.connections), with_b ? fixed(run.b.p50_ms, 1) : "-",
+                     with_b ? fixed(run.b.p99_ms, 1) : "-", with_b ? fixed(run.b.max_ms, 1) : "-",
+                     fixed(run.a_per_second(), 1), fixed(run.a_per_second() / base.a_per_second(), 3)});
+    summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
+                       fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), fixed(run.a_per_second(), 2),
+                       fixed(run.a_per_second() / base.a_per_second(), 3)});
+  }
+  ctx.results->write_csv(
+      "long_jobs.csv",
+      {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s", "a_vs_alone"}, summary);
+  ctx.results->add_section(
+      "## Long jobs beside short ones\n\nTenant A has a backlog of 50 ms jobs; tenant B sends a 0.5 ms job every "
+      "100 ms (" +
+      std::to_string(sizes.b_jobs) +
+      " jobs); 4 workers per consumer, everything else at the defaults. Each configuration runs once with A alone "
+      "(its throughput alone) and once with B beside it.\n\n" +
+      markdown_table({"run", "connections", "B p50 ms", "B p99 ms", "B max ms", "A jobs/s", "A vs alone"}, table));
+  for (const std::size_t i : {std::size_t{1}, std::size_t{3}}) {
+    const double ratio = runs[i].a_per_second() / runs[i - 1].a_per_second();
+    ctx.results->add_target({"long_jobs", runs[i].system + " B p99 pickup latency (ms)", runs[i].b.p99_ms, "<= 10 ms",
+                             runs[i].b.p99_ms <= 10.0});
+    ctx.results->add_target({"long_jobs", runs[i].system + " A throughput / A alone", ratio, ">= 0.7", ratio >= 0.7});
+  }
+}
+
 }  // namespace
+
+QUICK_BENCH_OPT_IN_EXPERIMENT(51, "long_jobs",
+                              "tenant A's 50 ms jobs vs tenant B's 0.5 ms job every 100 ms, one and two consumers: B's "
+                              "pickup latency, A's throughput against A alone",
+                              run_long_jobs);
 
 QUICK_BENCH_EXPERIMENT(50, "noisy_neighbour",
                        "tenant A's 20,000-job backlog vs tenant B's job every 100 ms: B's pickup latency, A's "

@@ -222,51 +222,5 @@ TEST_F(FairnessTest, AConsumerVisitLeasesExactlyDequeueMaxItemsOfABigZone) {
   EXPECT_EQ(started.load(), 60);
 }
 
-// Fairness by processing time (docs/consumer.md#long-jobs-beside-short-ones): tenant A's jobs
-// take 40 ms, tenant B's almost nothing. A alone uses all 4 Workers; once B is active beside it, A
-// never holds all 4, so B's jobs find a Worker free.
-TEST_F(FairnessTest, ALongJobTenantLeavesAWorkerToAShortJobTenantButUsesAllWhenAlone) {
-  enqueue_many("A", 200, "long");
-  auto config = base_config();
-  config.worker.threads = 4;
-  std::atomic<int> a_running{0};
-  std::atomic<int> a_most_alone{0};
-  std::atomic<int> a_most_beside_b{0};
-  std::atomic<bool> b_started{false};
-  std::atomic<int> b_done{0};
-  Consumer consumer(config);
-  consumer.handle("long", [&](JobContext&) {
-    const int now = ++a_running;
-    auto& most = b_started ? a_most_beside_b : a_most_alone;
-    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
-    }
-    std::this_thread::sleep_for(40ms);
-    --a_running;
-    return JobResult::done();
-  });
-  consumer.handle("short", [&](JobContext&) {
-    b_started = true;
-    ++b_done;
-    return JobResult::done();
-  });
-  consumer.start();
-  ASSERT_TRUE(eventually([&] { return a_most_alone.load() == 4; }, 10s)) << "A alone did not use all 4 Workers";
-  auto conn = connect();
-  for (int i = 0; i < 15; ++i) {
-    NewItem item;
-    item.tenant = "B";
-    item.job_type = "short";
-    enqueue(*conn, item);
-    std::this_thread::sleep_for(60ms);
-  }
-  ASSERT_TRUE(eventually([&] { return b_done.load() == 15; }, 10s));
-  consumer.stop();
-  // The first of B's jobs may find all 4 Workers busy with A (B was not active yet); from then on,
-  // A's jobs start only while fewer than 4 run. a_most_beside_b counts from B's first start on, so
-  // it includes A's 4 only if A took a 4th Worker afterwards.
-  EXPECT_LE(a_most_beside_b.load(), 3) << "A held every Worker while B was active";
-  EXPECT_GT(a_most_beside_b.load(), 1) << "A kept working beside B";
-}
-
 }  // namespace
 }  // namespace quick

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "placement/move_statements.h"
-#include "quick/database.h"
+#include "placement/named_database.h"
 #include "quick/placement.h"
 
 namespace quick {
@@ -35,7 +35,7 @@ std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config) {
   validate(config);
   std::map<std::string, std::unique_ptr<pqxx::connection>> connections;
   for (const auto& database : config.databases) {
-    connections[database.name] = connect(with_default_connect_timeout(database.url, 5));
+    connections[database.name] = placement::connect_to(config, database.name);
   }
   pqxx::connection_base& directory = *connections.at(config.directory);
 

@@ -1,20 +1,10 @@
 // move_tenant: a whole move in connections of its own, as `quick tenant move` runs it.
-#include "quick/database.h"
+#include "placement/named_database.h"
 #include "quick/placement.h"
-#include "store/sql_errors.h"
 
 namespace quick {
 
-namespace {
-
-std::unique_ptr<pqxx::connection> connect_to(const PlacementConfig& config, const std::string& name) {
-  for (const auto& database : config.databases) {
-    if (database.name == name) return connect(with_default_connect_timeout(database.url, 5));
-  }
-  throw InvalidArgument("placement: no database named \"" + name + "\" in this configuration");
-}
-
-}  // namespace
+using placement::connect_to;
 
 MoveResult move_tenant(const PlacementConfig& config, const std::string& tenant, const std::string& to,
                        const MoveOptions& options,
@@ -24,17 +14,7 @@ MoveResult move_tenant(const PlacementConfig& config, const std::string& tenant,
   auto destination_conn = connect_to(config, to);  // an unknown `to` fails before anything runs
   resolve_moves(config);
   auto directory = connect_to(config, config.directory);
-  std::string from;
-  {
-    pqxx::nontransaction session(*directory);
-    const auto value = store::translating_input_errors(
-        [&] { return session.exec_params("SELECT quick.tenant_database($1)", tenant).at(0).at(0); });
-    if (value.is_null()) {
-      throw InvalidArgument("placement: the directory in database \"" + config.directory +
-                            "\" has no databases registered (quick tenant databases --register)");
-    }
-    from = value.as<std::string>();
-  }
+  const std::string from = placement::tenant_database(config, *directory, tenant);
   if (from == to) {
     MoveResult result;
     result.tenant = tenant;

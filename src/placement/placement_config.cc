@@ -1,6 +1,7 @@
 // PlacementConfig validation, local tenant keys, and registering databases in the directory.
 #include <set>
 
+#include "placement/named_database.h"
 #include "quick/database.h"
 #include "quick/placement.h"
 #include "store/sql_errors.h"
@@ -69,11 +70,7 @@ std::vector<std::string> register_placement_databases(const PlacementConfig& con
     for (const auto& database : config.databases) known = known || database.name == name;
     if (!known) throw InvalidArgument("placement: default_rule names \"" + name + "\", which is not a database");
   }
-  std::string directory_url;
-  for (const auto& database : config.databases) {
-    if (database.name == config.directory) directory_url = database.url;
-  }
-  auto conn = connect(directory_url);
+  auto conn = placement::connect_to(config, config.directory);
   pqxx::work txn(*conn);
   std::vector<std::string> added;
   for (const auto& database : config.databases) {

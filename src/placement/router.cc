@@ -4,7 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "quick/database.h"
+#include "placement/named_database.h"
 #include "quick/placement.h"
 #include "quick/producer.h"
 #include "store/sql_errors.h"
@@ -54,10 +54,7 @@ struct Router::State {
         if (conn->is_open()) return conn;
       }
     }
-    for (const auto& entry : config.databases) {
-      if (entry.name == database) return connect(with_default_connect_timeout(entry.url, 5));
-    }
-    throw InvalidArgument("placement: no database named \"" + database + "\" in this configuration");
+    return placement::connect_to(config, database);
   }
 
   void give_back(const std::string& database, std::unique_ptr<pqxx::connection> conn) {
@@ -96,10 +93,7 @@ Router::Router(PlacementConfig config) : state_(std::make_unique<State>()) {
 Router::~Router() = default;
 
 const DatabaseConfig& Router::database(const std::string& name) const {
-  for (const auto& entry : state_->config.databases) {
-    if (entry.name == name) return entry;
-  }
-  throw InvalidArgument("placement: no database named \"" + name + "\" in this configuration");
+  return placement::database_named(state_->config, name);
 }
 
 std::string Router::database_for(const std::string& tenant) {
@@ -116,15 +110,8 @@ std::string Router::database_for(const std::string& tenant) {
     }
   }
   State::PooledConnection directory(*state_, state_->config.directory);
-  pqxx::nontransaction session(*directory);
-  const auto row = store::translating_input_errors(
-      [&] { return session.exec_params("SELECT quick.tenant_database($1)", tenant).at(0); });
+  const auto name = placement::tenant_database(state_->config, *directory, tenant);
   directory.mark_healthy();
-  if (row.at(0).is_null()) {
-    throw InvalidArgument("placement: the directory in database \"" + state_->config.directory +
-                          "\" has no databases registered (quick tenant databases --register)");
-  }
-  const auto name = row.at(0).as<std::string>();
   database(name);  // throws when this configuration does not know it
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->remember(tenant, name);
@@ -132,7 +119,7 @@ std::string Router::database_for(const std::string& tenant) {
 }
 
 std::unique_ptr<pqxx::connection> Router::connect_for(const std::string& tenant) {
-  return connect(with_default_connect_timeout(database(database_for(tenant)).url, 5));
+  return placement::connect_to(state_->config, database_for(tenant));
 }
 
 void Router::learn(const TenantMoved& moved) {

@@ -200,6 +200,17 @@ NoisyRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch) {
   return run;
 }
 
+// B's latencies of every run in enqueue order, as CSV rows (system, seq, latency_ms).
+std::vector<std::vector<std::string>> b_latency_rows(const std::vector<NoisyRun>& runs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& run : runs) {
+    for (std::size_t seq = 0; seq < run.b_by_seq_ms.size(); ++seq) {
+      rows.push_back({run.system, std::to_string(seq), fixed(run.b_by_seq_ms[seq], 3)});
+    }
+  }
+  return rows;
+}
+
 void run_noisy_neighbour(ExperimentContext& ctx) {
   // A's backlog must outlast the warm-up plus B's window at 800 jobs/s (here 1 s + 20 s = 16,800
   // jobs at most), so that B always competes with a busy neighbour.
@@ -212,14 +223,11 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
   const NoisyRun& base1 = runs[1];
   const NoisyRun& base10 = runs[2];
 
-  std::vector<std::vector<std::string>> summary, raw, table;
+  std::vector<std::vector<std::string>> summary, table;
   for (const auto& run : runs) {
     summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
                        fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), std::to_string(run.a_in_window),
                        fixed(run.window_s, 3), fixed(run.a_per_second(), 1), fixed(run.b_last_start_s, 2)});
-    for (std::size_t seq = 0; seq < run.b_by_seq_ms.size(); ++seq) {
-      raw.push_back({run.system, std::to_string(seq), fixed(run.b_by_seq_ms[seq], 3)});
-    }
     table.push_back({run.system, std::to_string(run.connections), fixed(run.b.p50_ms, 1), fixed(run.b.p99_ms, 1),
                      fixed(run.b.max_ms, 1), fixed(run.a_per_second(), 0),
                      fixed(run.a_per_second() / base1.a_per_second(), 3)});
@@ -228,7 +236,7 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
                          {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_in_window",
                           "window_s", "a_jobs_per_s", "b_last_start_s"},
                          summary);
-  ctx.results->write_csv("noisy_neighbour_b_latency.csv", {"system", "seq", "latency_ms"}, raw);
+  ctx.results->write_csv("noisy_neighbour_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
 
   const double a_ratio = quick.a_per_second() / base1.a_per_second();
   ctx.results->add_section(
@@ -284,6 +292,7 @@ void run_long_jobs(ExperimentContext& ctx) {
   ctx.results->write_csv(
       "long_jobs.csv",
       {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s", "a_vs_alone"}, summary);
+  ctx.results->write_csv("long_jobs_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
   ctx.results->add_section(
       "## Long jobs beside short ones\n\nTenant A has a backlog of 50 ms jobs; tenant B sends a 0.5 ms job every "
       "100 ms (" +

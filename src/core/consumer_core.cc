@@ -49,6 +49,7 @@ ConsumerCore::ConsumerCore(ConsumerConfig consumer_config) : config(std::move(co
     databases.push_back(std::make_unique<DatabaseRuntime>(database));
   }
   lease_keeper = std::make_unique<LeaseKeeper>(*this);
+  work_queue.set_workers(config.worker.threads);
 }
 
 }  // namespace quick::core

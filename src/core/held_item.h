@@ -22,6 +22,9 @@ struct HeldItem {
   SteadyTime dequeued_at;
   std::chrono::microseconds ready_lag{0};  // vested -> dequeued, on the database clock
   std::chrono::microseconds age_at_dequeue{0};
+  // When a Worker took it from the WorkQueue (the epoch while it waits there); the WorkQueue
+  // measures the zone's processing time from it.
+  SteadyTime popped_at{};
 
   // Set by the LeaseKeeper when an extension found the lease gone: the Worker must not (or must
   // stop) processing the item.

@@ -2,8 +2,14 @@
 
 namespace quick::core {
 
+void WorkQueue::set_workers(int workers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  workers_ = workers;
+}
+
 void WorkQueue::add_locked(core::HeldItemPtr item) {
   ZoneKey key{item->database, item->item.tenant};
+  shares_[key].last_active = std::chrono::steady_clock::now();
   auto& zone = by_zone_[key];
   if (zone.empty()) turn_order_.push_back(key);
   ++held_by_type_[item->item.job_type];
@@ -42,28 +48,79 @@ std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(std::vector<core::H
   return refused;
 }
 
+bool WorkQueue::held_back_locked(const ZoneKey& key, SteadyTime now) const {
+  if (workers_ < 2 || closed_) return false;
+  const auto share = shares_.find(key);
+  if (share == shares_.end() || !share->second.measured || share->second.running < workers_ - 1) return false;
+  for (const auto& [other_key, other] : shares_) {
+    if (other_key == key || now - other.last_active > kShareWindow) continue;
+    // A zone not measured yet (its first item) counts as short: it gets its Worker at once.
+    if (!other.measured || share->second.mean_micros >= kLongerBy * other.mean_micros) return true;
+  }
+  return false;
+}
+
 core::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!item_available_.wait_for(lock, timeout, [this] { return buffered_ > 0 || closed_; })) return nullptr;
-  if (buffered_ == 0) return nullptr;
-  const ZoneKey key = turn_order_.front();
-  turn_order_.pop_front();
-  auto zone = by_zone_.find(key);
-  core::HeldItemPtr item = std::move(zone->second.front());
-  zone->second.pop_front();
-  if (zone->second.empty()) by_zone_.erase(zone);
-  else turn_order_.push_back(key);  // its next item waits for the other zones' turns
-  --buffered_;
-  lock.unlock();
-  room_available_.notify_all();
-  return item;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    // The first zone in turn order that may take a Worker; a zone held back keeps its place.
+    auto turn = turn_order_.begin();
+    while (turn != turn_order_.end() && held_back_locked(*turn, now)) ++turn;
+    if (turn != turn_order_.end()) {
+      const ZoneKey key = *turn;
+      turn_order_.erase(turn);
+      auto zone = by_zone_.find(key);
+      core::HeldItemPtr item = std::move(zone->second.front());
+      zone->second.pop_front();
+      if (zone->second.empty()) by_zone_.erase(zone);
+      else turn_order_.push_back(key);  // its next item waits for the other zones' turns
+      --buffered_;
+      auto& share = shares_[key];
+      ++share.running;
+      share.last_active = now;
+      item->popped_at = now;
+      lock.unlock();
+      room_available_.notify_all();
+      return item;
+    }
+    if (buffered_ == 0 && closed_) return nullptr;
+    if (now >= deadline) return nullptr;
+    item_available_.wait_until(lock, deadline);
+  }
 }
 
 void WorkQueue::finished(const core::HeldItemPtr& item) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto type = held_by_type_.find(item->item.job_type);
-  if (type != held_by_type_.end() && --type->second <= 0) held_by_type_.erase(type);
-  if (held_ > 0) --held_;
+  bool shares_on = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shares_on = workers_ >= 2;
+    auto type = held_by_type_.find(item->item.job_type);
+    if (type != held_by_type_.end() && --type->second <= 0) held_by_type_.erase(type);
+    if (held_ > 0) --held_;
+    if (item->popped_at == SteadyTime{}) return;  // drained, never run
+    const auto now = std::chrono::steady_clock::now();
+    auto& share = shares_[ZoneKey{item->database, item->item.tenant}];
+    if (share.running > 0) --share.running;
+    const double took = static_cast<double>(
+        std::chrono::duration_cast<std::chrono::microseconds>(now - item->popped_at).count());
+    share.mean_micros = share.measured ? 0.8 * share.mean_micros + 0.2 * took : took;
+    share.measured = true;
+    share.last_active = now;
+    forget_idle_zones_locked(now);
+  }
+  if (shares_on) item_available_.notify_all();  // a zone held back may take this Worker now
+}
+
+void WorkQueue::forget_idle_zones_locked(SteadyTime now) {
+  if (now - last_forget_ < kShareWindow) return;
+  last_forget_ = now;
+  for (auto share = shares_.begin(); share != shares_.end();) {
+    const bool idle = share->second.running == 0 && now - share->second.last_active > 10 * kShareWindow &&
+                      by_zone_.count(share->first) == 0;
+    share = idle ? shares_.erase(share) : std::next(share);
+  }
 }
 
 std::vector<core::HeldItemPtr> WorkQueue::drain() {

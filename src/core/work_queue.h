@@ -2,6 +2,11 @@
 // robin over the zones that have items buffered, so a zone whose visit yielded many items does
 // not delay the single item of the next zone ("water filling", paper section 6, locally).
 //
+// Fair by processing time too (docs/consumer.md#how-items-flow, "Long jobs beside short ones"):
+// a zone whose items take kLongerBy times as long as those of another zone active in the last
+// kShareWindow may hold at most all Workers but one, so that the other zone's next item finds a Worker free instead of
+// waiting for a long item to end. A zone alone, or among zones of similar lengths, uses them all.
+//
 // It also keeps the per-job-type count of items held (buffered or running), which the Managers
 // use for the per-consumer throttle (JobTypeConfig::max_in_flight).
 //
@@ -25,6 +30,16 @@ namespace quick::core {
 
 class WorkQueue {
  public:
+  // A zone counts as long beside another when its measured mean processing time (pop to
+  // finished(), a moving average) is at least this many times the other's.
+  static constexpr double kLongerBy = 4.0;
+  // How recently another zone must have had an item buffered or running to be kept a Worker.
+  static constexpr std::chrono::milliseconds kShareWindow{1000};
+
+  // The number of Workers taking items, for the shares by processing time; below 2 (the default,
+  // 0) turns them off.
+  void set_workers(int workers);
+
   // Adds items (and counts them as held by their job type).
   void push(std::vector<core::HeldItemPtr> items);
 
@@ -35,7 +50,8 @@ class WorkQueue {
                                                     const std::function<int(const std::string&)>& limit_of);
 
   // The next item, fairly; waits up to `timeout`. Returns nullptr on timeout or once closed and
-  // empty.
+  // empty. An item of a zone held back by the shares by processing time waits for a Worker to
+  // finish (or for the zone it makes way for to go idle); once closed, none is held back.
   core::HeldItemPtr pop(std::chrono::milliseconds timeout);
 
   // A Worker is done with an item (acknowledged or released): it no longer counts as held.
@@ -64,7 +80,19 @@ class WorkQueue {
  private:
   using ZoneKey = std::pair<int, std::string>;  // (database, tenant)
 
+  // What the shares by processing time know of a zone (guarded by mutex_).
+  struct ZoneShare {
+    int running = 0;           // items popped and not finished
+    double mean_micros = 0;    // moving average of pop -> finished()
+    bool measured = false;     // mean_micros holds at least one measurement
+    SteadyTime last_active{};  // last push, pop or finish of one of its items
+  };
+
   void add_locked(core::HeldItemPtr item);  // requires mutex_
+  // Whether zone `key` must leave the last free Worker to another zone now. Requires mutex_.
+  bool held_back_locked(const ZoneKey& key, SteadyTime now) const;
+  // Forgets zones idle for 10 windows, at most once a window. Requires mutex_.
+  void forget_idle_zones_locked(SteadyTime now);
 
   mutable std::mutex mutex_;
   std::condition_variable item_available_;
@@ -75,6 +103,9 @@ class WorkQueue {
   std::size_t buffered_ = 0;                                  // guarded by mutex_
   std::size_t held_ = 0;                                      // guarded by mutex_
   bool closed_ = false;                                       // guarded by mutex_
+  std::map<ZoneKey, ZoneShare> shares_;                       // guarded by mutex_
+  int workers_ = 0;                                           // guarded by mutex_
+  SteadyTime last_forget_{};                                  // guarded by mutex_
 };
 
 }  // namespace quick::core

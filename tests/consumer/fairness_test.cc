@@ -222,5 +222,90 @@ TEST_F(FairnessTest, AConsumerVisitLeasesExactlyDequeueMaxItemsOfABigZone) {
   EXPECT_EQ(started.load(), 60);
 }
 
+// Fairness by processing time (docs/consumer.md#how-items-flow, "Long jobs beside short ones"):
+// tenant A's jobs take 40 ms, tenant B's almost nothing. Counts how many of A's jobs run at once,
+// before B's first job starts and from then on.
+struct LongBesideShort {
+  std::atomic<int> a_running{0};
+  std::atomic<int> a_most_alone{0};
+  std::atomic<int> a_most_beside_b{0};
+  std::atomic<bool> b_started{false};
+  std::atomic<int> b_done{0};
+
+  void handle_on(Consumer& consumer) {
+    consumer.handle("long", [this](JobContext&) {
+      const int now = ++a_running;
+      auto& most = b_started ? a_most_beside_b : a_most_alone;
+      for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+      }
+      std::this_thread::sleep_for(40ms);
+      --a_running;
+      return JobResult::done();
+    });
+    consumer.handle("short", [this](JobContext&) {
+      b_started = true;
+      ++b_done;
+      return JobResult::done();
+    });
+  }
+
+  // B enqueues `count` short jobs, one every 60 ms, and waits until they are done.
+  void run_b(pqxx::connection& conn, int count) {
+    for (int i = 0; i < count; ++i) {
+      NewItem item;
+      item.tenant = "B";
+      item.job_type = "short";
+      enqueue(conn, item);
+      std::this_thread::sleep_for(60ms);
+    }
+    ASSERT_TRUE(eventually([&] { return b_done.load() == count; }, 10s));
+  }
+};
+
+// A alone uses all 4 Workers; once B is active beside it, A never holds all 4, so B's jobs find a
+// Worker free.
+TEST_F(FairnessTest, ALongJobTenantLeavesAWorkerToAShortJobTenantButUsesAllWhenAlone) {
+  enqueue_many("A", 200, "long");
+  auto config = base_config();
+  config.worker.threads = 4;
+  LongBesideShort run;
+  Consumer consumer(config);
+  run.handle_on(consumer);
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return run.a_most_alone.load() == 4; }, 10s)) << "A alone did not use all 4 Workers";
+  auto conn = connect();
+  run.run_b(*conn, 15);
+  consumer.stop();
+  // The first of B's jobs may find all 4 Workers busy with A (B was not active yet); from then on,
+  // A's jobs start only while fewer than 4 run. a_most_beside_b counts from B's first start on, so
+  // it includes A's 4 only if A took a 4th Worker afterwards.
+  EXPECT_LE(run.a_most_beside_b.load(), 3) << "A held every Worker while B was active";
+  EXPECT_GT(run.a_most_beside_b.load(), 1) << "A kept working beside B";
+}
+
+// The same across consumers: two consumers of 2 Workers each. A alone keeps all 4 busy; beside B,
+// the consumer that runs B's jobs keeps one of its Workers from A, so A never holds both
+// consumers whole.
+TEST_F(FairnessTest, ALongJobTenantCannotHoldEveryWorkerOfTwoConsumersWhileAShortJobTenantWaits) {
+  enqueue_many("A", 300, "long");
+  auto config = base_config();
+  config.worker.threads = 2;
+  LongBesideShort run;
+  Consumer first(config);
+  Consumer second(config);
+  run.handle_on(first);
+  run.handle_on(second);
+  first.start();
+  second.start();
+  ASSERT_TRUE(eventually([&] { return run.a_most_alone.load() == 4; }, 10s))
+      << "A alone did not use the 4 Workers of both consumers";
+  auto conn = connect();
+  run.run_b(*conn, 15);
+  first.stop();
+  second.stop();
+  EXPECT_LE(run.a_most_beside_b.load(), 3) << "A held every Worker of both consumers while B was active";
+  EXPECT_GT(run.a_most_beside_b.load(), 1) << "A kept working on both consumers beside B";
+}
+
 }  // namespace
 }  // namespace quick

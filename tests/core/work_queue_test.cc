@@ -261,5 +261,102 @@ TEST(WorkQueue, ConcurrentProducersAndConsumersLoseNothing) {
   EXPECT_EQ(queue.held_of_type("job"), 0);
 }
 
+// The shares by processing time. A run is simulated by moving the item's popped_at back before
+// finished(): the queue measures pop -> finished() on the steady clock.
+void run_for(WorkQueue& queue, const HeldItemPtr& item, std::chrono::microseconds took) {
+  item->popped_at -= took;
+  queue.finished(item);
+}
+
+// Zone A's items took 50 ms, zone B's 0.5 ms: with 4 Workers, A holds at most 3 while B is
+// active, so B's next item finds a Worker free.
+TEST(WorkQueueShares, ALongZoneLeavesTheLastWorkerToAShortOneActiveBesideIt) {
+  WorkQueue queue;
+  queue.set_workers(4);
+  queue.push(zone_items(0, "A", 1, 20));
+  queue.push(zone_items(0, "B", 100, 1));
+  // Measure both: one run each.
+  auto a = queue.pop(milliseconds(0));
+  auto b = queue.pop(milliseconds(0));
+  ASSERT_EQ(a->item.tenant, "A");
+  ASSERT_EQ(b->item.tenant, "B");
+  run_for(queue, a, milliseconds(50));
+  run_for(queue, b, std::chrono::microseconds(500));
+
+  std::vector<HeldItemPtr> running;
+  for (int i = 0; i < 3; ++i) running.push_back(queue.pop(milliseconds(0)));
+  for (const auto& item : running) EXPECT_EQ(item->item.tenant, "A");
+  EXPECT_EQ(queue.pop(milliseconds(20)), nullptr) << "A may not take the 4th Worker while B is active";
+
+  queue.push(zone_items(0, "B", 101, 1));
+  const auto next = queue.pop(milliseconds(0));
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->item.tenant, "B") << "B's item gets the Worker A left free";
+
+  // When one of A's items ends, A takes the freed Worker: it is held back only at 3 running.
+  run_for(queue, running.back(), milliseconds(50));
+  running.pop_back();
+  const auto again = queue.pop(milliseconds(0));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->item.tenant, "A");
+}
+
+TEST(WorkQueueShares, AZoneAloneOrAmongZonesOfSimilarLengthsTakesEveryWorker) {
+  for (const bool with_similar_neighbour : {false, true}) {
+    SCOPED_TRACE(with_similar_neighbour ? "beside a zone of similar lengths" : "alone");
+    WorkQueue queue;
+    queue.set_workers(4);
+    queue.push(zone_items(0, "A", 1, 20));
+    if (with_similar_neighbour) queue.push(zone_items(0, "C", 100, 1));
+    auto a = queue.pop(milliseconds(0));
+    ASSERT_EQ(a->item.tenant, "A");
+    run_for(queue, a, milliseconds(50));
+    if (with_similar_neighbour) {
+      auto c = queue.pop(milliseconds(0));
+      ASSERT_EQ(c->item.tenant, "C");
+      run_for(queue, c, milliseconds(30));
+    }
+    for (int i = 0; i < 4; ++i) {
+      const auto item = queue.pop(milliseconds(0));
+      ASSERT_NE(item, nullptr) << "worker " << i + 1;
+      EXPECT_EQ(item->item.tenant, "A");
+    }
+  }
+}
+
+TEST(WorkQueueShares, AHeldBackZoneTakesTheWorkerOnceTheOtherZoneIsIdleForAWindow) {
+  WorkQueue queue;
+  queue.set_workers(2);
+  queue.push(zone_items(0, "A", 1, 5));
+  queue.push(zone_items(0, "B", 100, 1));
+  auto a = queue.pop(milliseconds(0));
+  auto b = queue.pop(milliseconds(0));
+  run_for(queue, a, milliseconds(40));
+  run_for(queue, b, milliseconds(1));
+  const auto b_finished = Clock::now();
+  ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
+  EXPECT_EQ(queue.pop(milliseconds(10)), nullptr) << "A may not take the 2nd Worker while B is active";
+  // B stays idle: a window after its last item, A may use both Workers again.
+  const auto second = queue.pop(WorkQueue::kShareWindow + milliseconds(500));
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->item.tenant, "A");
+  EXPECT_GE(Clock::now() - b_finished, WorkQueue::kShareWindow);
+}
+
+TEST(WorkQueueShares, OnceClosedNothingIsHeldBack) {
+  WorkQueue queue;
+  queue.set_workers(2);
+  queue.push(zone_items(0, "A", 1, 3));
+  queue.push(zone_items(0, "B", 100, 1));
+  auto a = queue.pop(milliseconds(0));
+  auto b = queue.pop(milliseconds(0));
+  run_for(queue, a, milliseconds(40));
+  run_for(queue, b, milliseconds(1));
+  ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
+  EXPECT_EQ(queue.pop(milliseconds(0)), nullptr);
+  queue.close();
+  EXPECT_NE(queue.pop(milliseconds(0)), nullptr);
+}
+
 }  // namespace
 }  // namespace quick::core

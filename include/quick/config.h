@@ -93,7 +93,8 @@ struct ManagerConfig {
   int dequeue_max = 200;
   // Pointer lease duration: the longest a Manager may hold its zones in one visit. A visit is one
   // transaction whose row locks are the lease; this is the Manager sessions' statement_timeout,
-  // so past p_duration Postgres cancels the visit and the zones are free at once.
+  // so past p_duration Postgres cancels the visit and the zones are free at once; the next visits
+  // then take fewer zones until they fit (docs/consumer.md#manager).
   // Range 100ms..10min. Default 2s.
   Millis p_duration{2000};
   // An empty zone's pointer is deleted only after it has been idle this long, so a zone that

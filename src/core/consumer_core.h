@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/counters.h"
+#include "core/visit_size_limit.h"
 #include "core/work_queue.h"
 #include "quick/config.h"
 #include "quick/handler.h"
@@ -44,8 +45,11 @@ struct DatabaseRuntime {
   std::atomic<int> visits_lost_in_a_row{0};
   // Live consumers of this database (itself included), as the Scanner's membership last read it.
   std::atomic<int> live_consumers{1};
-  // Zones per visit the Scanner hands to Managers now (scanner/visit_size.h), for stats().
+  // Zones per visit the Scanner hands to Managers now (scanner/visit_size.h, within
+  // visit_size_limit), for stats().
   std::atomic<int> pointers_per_visit{0};
+  // Lowered by Managers whose visits ran past p_duration, applied by the Scanner.
+  VisitSizeLimit visit_size_limit;
   // The Scanner has completed a scan of this database since start (Consumer::wait_until_ready).
   std::atomic<bool> scanned{false};
 

@@ -1,6 +1,7 @@
 #include "manager/manager.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/database_session.h"
 #include "core/lease_keeper.h"
@@ -92,14 +93,42 @@ void visit_zones(ConsumerCore& core, core::DatabaseSession& session, const core:
   // longer. The byte budget keeps the result small enough that the server is not left blocked
   // sending it to a client that stopped reading (docs/consumer.md#errors).
   pqxx::nontransaction statement(session.connection());
+  const auto started = std::chrono::steady_clock::now();
   store::ZoneVisit visit = store::visit_zones(statement, batch.tenants, manager.dequeue_max,
                                               core.config.worker.item_lease_duration, manager.min_inactive,
                                               saturated_job_types(core), manager.visit_max_bytes);
   count_visit(core, batch, visit);
-  auto& lost_in_a_row = core.databases[static_cast<std::size_t>(batch.database)]->visits_lost_in_a_row;
+  auto& runtime = *core.databases[static_cast<std::size_t>(batch.database)];
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (const auto limit = runtime.visit_size_limit.finished(static_cast<int>(batch.tenants.size()), took,
+                                                           manager.p_duration)) {
+    util::component_logger("quick.manager")
+        ->info(
+            "database {}: visits finish well within manager.p_duration ({} ms) again; they now take {}",
+            runtime.config.name, manager.p_duration.count(),
+            *limit == 0 ? std::string("the configured number of zones") : "up to " + std::to_string(*limit) + " zones");
+  }
+  auto& lost_in_a_row = runtime.visits_lost_in_a_row;
   if (!visit.zones.empty()) lost_in_a_row.store(0);
   else if (!batch.tenants.empty()) lost_in_a_row.fetch_add(1);
   hand_to_workers(core, batch.database, std::move(visit.items));
+}
+
+// SQLSTATE query_canceled: here the session's statement_timeout, p_duration (or an operator's
+// pg_cancel_backend, for which a smaller visit is no worse).
+constexpr const char* kStatementCancelled = "57014";
+
+// A visit ran past p_duration and was cancelled, having changed nothing: the next ones take
+// fewer zones, so that the consumer makes progress while the database is slow
+// (core/visit_size_limit.h).
+void shrink_visits(core::DatabaseRuntime& runtime, std::size_t zones, const ManagerConfig& manager,
+                   spdlog::logger& log) {
+  if (const auto limit = runtime.visit_size_limit.cancelled(static_cast<int>(zones))) {
+    log.warn(
+        "database {}: a visit of {} zones ran past manager.p_duration ({} ms) and was cancelled; visits now take up "
+        "to {} zones until they finish well within it again",
+        runtime.config.name, zones, manager.p_duration.count(), *limit);
+  }
 }
 
 }  // namespace
@@ -131,8 +160,11 @@ void run_manager(std::shared_ptr<ConsumerCore> core_owner, int manager_index) {
     } catch (...) {
       // The visit rolled back (nothing changed) or its outcome is unknown (its items vest again
       // when their leases run out); either way the Scanner will select these zones again.
-      core::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index], retry_delays[index],
-                              core.stop_scanning);
+      const auto error = core::handle_loop_error(core, *log, "pointer visit", runtime.config.name, &sessions[index],
+                                                 retry_delays[index], core.stop_scanning);
+      if (error.sqlstate == kStatementCancelled) {
+        shrink_visits(runtime, batch->tenants.size(), core.config.manager, *log);
+      }
     }
     runtime.unmark_in_progress(batch->tenants);
     core.visits_in_flight.fetch_sub(1);

@@ -145,8 +145,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   const bool in_order = db.election.holds();
   if (in_order) core::add(core.counters.in_order_scans);
   const bool alone = db.membership.alone();
-  const int visit_size = pointers_per_visit(core.config.manager, alone);
-  if (db.runtime->pointers_per_visit.exchange(visit_size) != visit_size) {
+  const int configured_size = pointers_per_visit(core.config.manager, alone);
+  const int visit_size = db.runtime->visit_size_limit.apply(configured_size);
+  if (db.runtime->pointers_per_visit.exchange(visit_size) != visit_size && visit_size == configured_size) {
     util::component_logger("quick.scanner")
         ->info("database {}: visits of up to {} zones ({})", db.runtime->config.name, visit_size,
                alone ? "the only live consumer" : "not known to be the only live consumer");

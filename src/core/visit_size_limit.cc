@@ -1,0 +1,42 @@
+#include "core/visit_size_limit.h"
+
+#include <algorithm>
+
+namespace quick::core {
+
+int VisitSizeLimit::apply(int configured) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  configured_ = configured;
+  return limit_ > 0 ? std::min(limit_, configured) : configured;
+}
+
+std::optional<int> VisitSizeLimit::cancelled(int zones) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fast_visits_ = 0;
+  // Halve what was tried, not the limit: a visit split off before the last cut counts as it was.
+  const int next = std::max(1, zones / 2);
+  if (limit_ > 0 && limit_ <= next) return std::nullopt;
+  limit_ = next;
+  return limit_;
+}
+
+std::optional<int> VisitSizeLimit::finished(int zones, std::chrono::milliseconds took,
+                                            std::chrono::milliseconds p_duration) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (limit_ == 0 || zones < limit_) return std::nullopt;  // not limited, or a visit that did not test the limit
+  if (took * 4 >= p_duration) {
+    fast_visits_ = 0;
+    return std::nullopt;
+  }
+  if (++fast_visits_ < kFastVisitsToGrow) return std::nullopt;
+  fast_visits_ = 0;
+  limit_ = limit_ * 2 >= configured_ ? 0 : limit_ * 2;
+  return limit_;
+}
+
+int VisitSizeLimit::limit() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return limit_;
+}
+
+}  // namespace quick::core

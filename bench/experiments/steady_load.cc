@@ -1,0 +1,152 @@
+// Experiment: steady load (issue 19). Two producers enqueue one job per transaction as fast as
+// they can, each on its own connection, for 30 s, while one consumer runs the jobs (no-op
+// handlers): quick-pg with the steady state's setup (Scanner, 2 Managers, writer, 4 Workers),
+// its producers using the one-call enqueue (quick::enqueue: one autocommit statement), on 1
+// tenant and on 1,000 (every zone created before the load); and the plain SKIP LOCKED queue
+// (batch 1, 4 worker connections), its producers inserting one job per autocommit statement. So
+// both systems' producers make one round trip per job, and producers, consumers and the server
+// share the machine's cores: what each system does with them is what is measured.
+//
+// Reported per 10 s window (support/windowed_load.h): jobs enqueued and done per second,
+// end-to-end latency (vesting -> handler start) p50/p99 of the jobs started in the window, table
+// sizes and dead tuples; and over the run. Targets (issue 19): quick-pg's jobs done per second
+// at least the baseline's, with an end-to-end p99 <= 10 ms.
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "quick/producer.h"
+#include "support/baseline_queue.h"
+#include "support/bench_database.h"
+#include "support/experiment.h"
+#include "support/load.h"
+#include "support/quick_pool.h"
+#include "support/results_folder.h"
+#include "support/windowed_load.h"
+
+namespace quick::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr const char* kJobType = "noop";
+constexpr int kProducers = 2;
+
+LoadShape closed_loop(int tenants, milliseconds duration, milliseconds window) {
+  LoadShape shape;
+  shape.tenants = tenants;
+  shape.producers = kProducers;
+  shape.rate = 0;  // as fast as they can, one job per transaction
+  shape.duration = duration;
+  shape.window = window;
+  return shape;
+}
+
+WindowedRun run_quick(ExperimentContext& ctx, int tenants, milliseconds duration, milliseconds window) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_steady_load");
+  ConsumerConfig config = bench_consumer_config(db.url());
+  config.manager.threads = 2;
+  config.worker.threads = 4;
+  TimedLatencies e2e;
+  std::atomic<bool> measuring{false};
+  QuickPool pool(config, 1, {kJobType}, [&](JobContext& job) {
+    if (measuring.load()) e2e.record(Clock::now(), job.waited());
+    return JobResult::done();
+  });
+  {
+    // Every zone exists before the load (its pointer parked), so that enqueues take the fast path.
+    auto conn = db.connect();
+    fill_quick(*conn, std::vector<int>(static_cast<std::size_t>(tenants), 1), kJobType);
+  }
+  pool.start();
+  wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(tenants), std::chrono::minutes(1));
+  LoadedSystem system;
+  system.name = "quick-pg";
+  system.main_table = "quick.items";
+  system.side_table = "quick.pointers";
+  system.start = [] {};
+  system.stop = [&] { pool.stop(); };
+  system.done = [&] { return pool.done(); };
+  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
+    for (const auto& tenant : tenant_names) {
+      NewItem item;
+      item.tenant = tenant;
+      item.job_type = kJobType;
+      enqueue(conn, item);
+    }
+  };
+  return run_windowed(ctx, db, system, e2e, measuring, closed_loop(tenants, duration, window));
+}
+
+WindowedRun run_baseline(ExperimentContext& ctx, milliseconds duration, milliseconds window) {
+  ScratchDatabase db(ctx.server_url, "quick_bench_steady_load");
+  {
+    auto conn = db.connect();
+    create_baseline_schema(*conn);
+  }
+  TimedLatencies e2e;
+  std::atomic<bool> measuring{false};
+  BaselinePool pool(BaselinePool::Options{db.url(), 4, 1,
+                                          [&](const ClaimedJob& job) {
+                                            if (measuring.load()) e2e.record(Clock::now(), job.waited);
+                                          },
+                                          milliseconds(5)});
+  LoadedSystem system;
+  system.name = "baseline-b1";
+  system.main_table = "bench_baseline.jobs";
+  system.start = [&] { pool.start(); };
+  system.stop = [&] { pool.stop(); };
+  system.done = [&] { return pool.done(); };
+  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
+    for (const auto& tenant : tenant_names) {
+      pqxx::nontransaction statement(conn);  // one autocommit INSERT, as quick::enqueue
+      enqueue_baseline(statement, {BaselineJob{tenant, "{}", 0}});
+    }
+  };
+  return run_windowed(ctx, db, system, e2e, measuring, closed_loop(1, duration, window));
+}
+
+void run_steady_load(ExperimentContext& ctx) {
+  const milliseconds duration = ctx.duration(milliseconds(30000), milliseconds(3000));
+  const milliseconds window = ctx.duration(milliseconds(10000), milliseconds(1000));
+  const int many = ctx.size(1000, 100);
+  std::vector<WindowedRun> runs;
+  runs.push_back(run_baseline(ctx, duration, window));
+  runs.push_back(run_quick(ctx, 1, duration, window));
+  runs.push_back(run_quick(ctx, many, duration, window));
+
+  ctx.results->write_csv("steady_load.csv", windowed_csv_header(), windowed_csv_rows(runs));
+  ctx.results->add_section(
+      "## Steady load\n\n" + std::to_string(kProducers) +
+      " producers enqueue one job per transaction (one autocommit statement) as fast as they can for " +
+      fixed(static_cast<double>(duration.count()) / 1000.0, 0) +
+      " s, while one consumer runs the jobs (no-op handlers). quick-pg: Scanner, 2 Managers, writer, 4 Workers, "
+      "every zone created before the load; baseline-b1: the SKIP LOCKED table, 4 connections claiming one job at "
+      "a time. e2e: vesting to handler start; after the load, the run waits for the backlog (finish s).\n\n" +
+      windowed_summary_markdown(runs) +
+      "\nPer window (main: quick.items or bench_baseline.jobs; side: quick.pointers; sizes at the window's end, "
+      "kB; dead: n_dead_tup):\n\n" +
+      windowed_markdown(runs) + "\n![steady load](steady_load.png)\n");
+  const WindowedRun& baseline = runs[0];
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto& run = runs[i];
+    const double ratio = run.throughput() / std::max(1.0, baseline.throughput());
+    const std::string who = "quick-pg, " + std::to_string(run.tenants) + " tenant(s)";
+    ctx.results->add_target({"steady_load", who + ": jobs done/s / baseline b1", ratio, ">= 1", ratio >= 1.0});
+    ctx.results->add_target(
+        {"steady_load", who + ": e2e p99 (ms)", run.e2e.p99_ms, "<= 10 ms", run.e2e.p99_ms <= 10.0});
+  }
+}
+
+}  // namespace
+
+QUICK_BENCH_EXPERIMENT(96, "steady_load",
+                       "two producers, one job per transaction as fast as they can, into one consumer vs the "
+                       "baseline b1: per-10-s windows, table sizes",
+                       run_steady_load);
+
+}  // namespace quick::bench

@@ -1,17 +1,34 @@
 -- Wakes idle consumers (docs/consumer.md#waking-up): NOTIFY on channel quick_wakeup, delivered
--- when the caller's transaction commits, unless the transaction set quick.wake_consumers = off
--- (or false)
--- (one that will be prepared: PREPARE TRANSACTION refuses a transaction that notified). Called
--- where producers make work vest earlier than the Scanners know: the wake_consumers triggers (a
--- new pointer, a pull request) and the fast paths' pulls in the caller's transaction. Anyone may
--- send this notification (Postgres has no privilege for NOTIFY): it costs a Scanner one scan.
+-- when the caller's transaction commits. quick.wake_consumers, set by the transaction, changes
+-- that:
+--   off (or false)  nothing is sent: for a transaction that will be prepared (PREPARE TRANSACTION
+--                   refuses one that notified);
+--   after_commit    nothing is sent; quick.wakeup_due is set to on (for the transaction) and the
+--                   caller sends the notification once its transaction has committed, in a
+--                   transaction of its own. The C++ one-call enqueue does this: a transaction that
+--                   notifies commits under a server-wide lock held through its WAL flush, so
+--                   notifying inside every enqueue's transaction serializes their commits
+--                   (docs/benchmarks.md#13-steady-load); a transaction that only notifies writes
+--                   no WAL and holds that lock for a moment.
+-- Called where producers make work vest earlier than the Scanners know: the wake_consumers
+-- triggers (a new pointer, a pull request) and the fast paths' pulls in the caller's transaction.
+-- Anyone may send this notification (Postgres has no privilege for NOTIFY): it costs a Scanner
+-- one scan.
 CREATE OR REPLACE FUNCTION quick.notify_consumers()
 RETURNS void
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp AS $$
-    SELECT pg_catalog.pg_notify('quick_wakeup', '')
-     WHERE pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true)) IS DISTINCT FROM 'off'
-       AND pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true)) IS DISTINCT FROM 'false';
+DECLARE
+    mode text := pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true));
+BEGIN
+    IF mode IN ('off', 'false') THEN
+        RETURN;
+    ELSIF mode = 'after_commit' THEN
+        PERFORM pg_catalog.set_config('quick.wakeup_due', 'on', true);
+    ELSE
+        PERFORM pg_catalog.pg_notify('quick_wakeup', '');
+    END IF;
+END
 $$;
 REVOKE ALL ON FUNCTION quick.notify_consumers() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION quick.notify_consumers() TO quick_producer, quick_consumer, quick_admin;

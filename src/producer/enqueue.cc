@@ -11,6 +11,7 @@
 #include "store/named_statement.h"
 #include "store/pg_values.h"
 #include "store/sql_errors.h"
+#include "util/logging.h"
 
 namespace quick {
 namespace {
@@ -96,6 +97,24 @@ std::vector<EnqueueResult> general_batch_results(const pqxx::result& rows, std::
   return results;
 }
 
+// The one-call enqueues' wake-up (sql/queries/enqueue_now.sql): their statement committed an item
+// that vests before the Scanners know, and left the notification to be sent now, in a
+// transaction of its own, so that its commit did not wait for the server-wide lock a notifying
+// commit holds (sql/functions/notify_consumers.sql). The item is committed whatever happens here:
+// an error is logged, not thrown (the caller would take it for a failed enqueue and enqueue
+// again), and the consumers find the item by their fallback poll
+// (scanner.listening_poll_interval).
+void wake_consumers_after_commit(pqxx::connection_base& conn) {
+  try {
+    pqxx::nontransaction autocommit(conn);
+    autocommit.exec("SELECT quick.notify_consumers()");
+  } catch (const std::exception& error) {
+    util::component_logger("quick.producer")
+        ->warn("enqueue committed, but its wake-up notification failed (consumers find the item by polling): {}",
+               error.what());
+  }
+}
+
 // quick.enqueue's row (item_id, duplicate).
 EnqueueResult general_result(const pqxx::row& row) { return EnqueueResult{item_id_of(row[0]), row[1].as<bool>()}; }
 
@@ -142,7 +161,8 @@ std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const s
 
 EnqueueResult enqueue(pqxx::connection_base& conn, const NewItem& item) {
   validate_new_item(item);
-  return store::translating_input_errors([&] {
+  bool wakeup_due = false;
+  const EnqueueResult result = store::translating_input_errors([&] {
     pqxx::nontransaction autocommit(conn);
     const std::string delay = store::interval_text(item.vesting_delay);
     if (item.client_item_id) {  // the duplicate check is quick.enqueue's alone
@@ -153,20 +173,27 @@ EnqueueResult enqueue(pqxx::connection_base& conn, const NewItem& item) {
     const auto row = store::exec_named(autocommit, QUICK_QUERY(enqueue_now), item.tenant, item.job_type, item.payload,
                                        delay, item.priority)
                          .at(0);
+    wakeup_due = row[1].as<bool>();
     return EnqueueResult{row[0].as<std::int64_t>(), false};
   });
+  if (wakeup_due) wake_consumers_after_commit(conn);  // the statement's nontransaction has ended
+  return result;
 }
 
 std::vector<EnqueueResult> enqueue_batch(pqxx::connection_base& conn, const std::vector<NewItem>& items) {
   if (items.empty()) return {};
   const std::string json = batch_json(items);
-  return store::translating_input_errors([&] {
+  bool wakeup_due = false;
+  auto results = store::translating_input_errors([&] {
     pqxx::nontransaction autocommit(conn);
     const auto result = store::exec_named(autocommit, QUICK_QUERY(enqueue_batch_now), json, any_client_item_id(items));
+    wakeup_due = !result.empty() && result[0][3].as<bool>();
     // The fast path's rows carry no ordinal, quick.enqueue_batch's do.
     if (!result.empty() && result[0][0].is_null()) return fast_path_results(result, 1, items.size(), "enqueue_batch");
     return general_batch_results(result, items.size());
   });
+  if (wakeup_due) wake_consumers_after_commit(conn);  // the statement's nontransaction has ended
+  return results;
 }
 
 }  // namespace quick

@@ -1,7 +1,8 @@
 // Which enqueues notify channel quick_wakeup (sql/functions/wake_consumers.sql): those that make
 // work vest earlier than the Scanners know (a new zone's pointer, a pull request), on every
 // enqueue path; never an enqueue into a zone whose pointer is already due, a rolled-back one, or
-// one whose transaction turned notifications off (which PREPARE TRANSACTION needs).
+// one whose transaction turned notifications off (which PREPARE TRANSACTION needs). The one-call
+// enqueues notify after their commit, in a transaction of their own.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -147,6 +148,92 @@ TEST_F(WakeUpSettingTest, PullingAParkedPointerInTheCallersTransactionNotifies) 
   }
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0) << "pulled, not requested";
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE vesting_time > now()"), 0);
+}
+
+// The one-call enqueues (quick::enqueue, quick::enqueue_batch) notify after their statement has
+// committed, in a transaction of their own (sql/queries/enqueue_now.sql), so that the enqueue's
+// commit does not wait for the server-wide lock of a notifying commit: the same notifications as
+// every other path, one per enqueue that needs one.
+class OneCallWakeUpTest : public testing::DatabaseTest {
+ protected:
+  // One one-call enqueue for `tenant` (single item or a batch of two); returns the
+  // notifications it sent.
+  int enqueue_and_count(pqxx::connection& conn, Listener& listener, const std::string& tenant, bool batch) {
+    NewItem item;
+    item.tenant = tenant;
+    item.job_type = "job";
+    if (batch) enqueue_batch(conn, {item, item});
+    else enqueue(conn, item);
+    return listener.received_within(kWait);
+  }
+};
+
+TEST_F(OneCallWakeUpTest, NotifiesForANewZoneAndAParkedZoneButNotForADueOne) {
+  for (const bool batch : {false, true}) {
+    SCOPED_TRACE(batch ? "enqueue_batch" : "enqueue");
+    const std::string suffix = batch ? "_batch" : "_single";
+    query("SELECT quick.enqueue('due" + suffix + "', 'job')");
+    query("SELECT quick.enqueue('parked" + suffix + "', 'job', '{}', interval '1 hour')");
+    auto listening = connect();
+    Listener listener(*listening);
+    auto conn = connect();
+    EXPECT_EQ(enqueue_and_count(*conn, listener, "new" + suffix, batch), 1) << "a new zone";
+    EXPECT_EQ(enqueue_and_count(*conn, listener, "parked" + suffix, batch), 1) << "a parked zone";
+    EXPECT_EQ(enqueue_and_count(*conn, listener, "due" + suffix, batch), 0) << "a zone already due";
+    EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointers WHERE tenant = 'parked" + suffix +
+                               "' AND vesting_time <= now()"),
+              1)
+        << "the parked zone's pointer was pulled";
+  }
+}
+
+// The statement itself sends nothing: it commits without the notification and says it is due;
+// quick.notify_consumers() in the next transaction sends it. A session that turned
+// notifications off gets none at all.
+TEST_F(OneCallWakeUpTest, TheEnqueueStatementCommitsWithoutNotifyingAndLeavesItToTheCaller) {
+  query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
+  auto listening = connect();
+  Listener listener(*listening);
+  const auto statement = testing::query_file_with_literals(
+      "enqueue_now", {{"$1", "'parked'"}, {"$2", "'job'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}});
+  auto conn = connect();
+  {
+    pqxx::nontransaction autocommit(*conn);
+    const auto row = autocommit.exec1(statement);
+    EXPECT_FALSE(row[0].is_null());
+    EXPECT_TRUE(row[1].as<bool>()) << "the wake-up is due";
+    EXPECT_EQ(listener.received_within(kWait), 0) << "the enqueue's own transaction notified";
+    EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'parked'"), 2) << "committed";
+    autocommit.exec("SELECT quick.notify_consumers()");
+    EXPECT_EQ(listener.received_within(kWait), 1);
+    // A session that turns notifications off: the setting holds for the notification after commit.
+    autocommit.exec("SET quick.wake_consumers = off");
+  }
+  NewItem item;
+  item.tenant = "quiet";
+  item.job_type = "job";
+  enqueue(*conn, item);
+  enqueue_batch(*conn, {item});
+  EXPECT_EQ(listener.received_within(kWait), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'quiet'"), 2);
+}
+
+// The batch statement's two branches (the fast path, and quick.enqueue_batch when a zone is new)
+// both leave the wake-up to the caller.
+TEST_F(OneCallWakeUpTest, TheBatchStatementLeavesTheWakeUpToTheCallerOnBothBranches) {
+  query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  pqxx::nontransaction autocommit(*conn);
+  for (const std::string tenant : {"parked", "brand_new"}) {
+    SCOPED_TRACE(tenant);
+    const auto rows = autocommit.exec(testing::query_file_with_literals(
+        "enqueue_batch_now", {{"$1", "'[{\"tenant\":\"" + tenant + "\",\"job_type\":\"job\"}]'"}, {"$2", "false"}}));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(rows[0][3].as<bool>()) << "the wake-up is due";
+    EXPECT_EQ(listener.received_within(kWait), 0) << "the enqueue's own transaction notified";
+  }
 }
 
 }  // namespace

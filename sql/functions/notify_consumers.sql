@@ -8,8 +8,9 @@
 --                   transaction of its own. The C++ one-call enqueue does this: a transaction that
 --                   notifies commits under a server-wide lock held through its WAL flush, so
 --                   notifying inside every enqueue's transaction serializes their commits
---                   (docs/benchmarks.md#13-steady-load); a transaction that only notifies writes
---                   no WAL and holds that lock for a moment.
+--                   (docs/benchmarks.md#9-wake-up); a transaction that only notifies writes
+--                   just its commit record, does not wait for it to be flushed, and so holds
+--                   that lock for a moment.
 -- Called where producers make work vest earlier than the Scanners know: the wake_consumers
 -- triggers (a new pointer, a pull request) and the fast paths' pulls in the caller's transaction.
 -- Anyone may send this notification (Postgres has no privilege for NOTIFY): it costs a Scanner

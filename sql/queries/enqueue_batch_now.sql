@@ -10,11 +10,15 @@
 -- The wake-up waits for the commit, as in enqueue_now.sql: w sets quick.wake_consumers to
 -- after_commit before the fast path runs (it refers to w), and so before quick.enqueue_batch,
 -- which runs only after the fast path's rows are known; every row carries wakeup_due, read once
--- all of them were produced (the outer query reads the materialized rows). Should w ever run
+-- all of them were produced (both branches are set-returning plpgsql functions, which run to
+-- their end before returning a row). Should w ever run
 -- after a notifying branch, that branch notified in the transaction, as without the setting, and
--- wakeup_due is false: never both, never neither.
+-- wakeup_due is false: never both, never neither. With a client item id ($2) the fast path, and
+-- so w, may not run at all: quick.enqueue_batch then notifies in the transaction.
 WITH w AS MATERIALIZED (
-    SELECT pg_catalog.set_config('quick.wake_consumers', 'after_commit', true) AS mode),
+    SELECT pg_catalog.set_config('quick.wake_consumers',
+             CASE WHEN pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true)) IN ('off', 'false')
+                  THEN 'off' ELSE 'after_commit' END, true) AS mode),
 fast AS MATERIALIZED (
     SELECT f.id FROM w, LATERAL quick.enqueue_batch_into_existing_zones($1::jsonb, w.mode IS NOT NULL) f(id)
      WHERE NOT $2::boolean),

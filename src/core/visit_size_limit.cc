@@ -23,7 +23,9 @@ std::optional<int> VisitSizeLimit::cancelled(int zones) {
 std::optional<int> VisitSizeLimit::finished(int zones, std::chrono::milliseconds took,
                                             std::chrono::milliseconds p_duration) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (limit_ == 0 || zones < limit_) return std::nullopt;  // not limited, or a visit that did not test the limit
+  // A visit of half the limit or less says nothing about the limit. The Scanner splits a bigger
+  // selection evenly, so visits the limit cut are each more than half of it.
+  if (limit_ == 0 || zones * 2 <= limit_) return std::nullopt;
   if (took * 4 >= p_duration) {
     fast_visits_ = 0;
     return std::nullopt;

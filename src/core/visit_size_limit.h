@@ -20,8 +20,8 @@ namespace quick::core {
 
 class VisitSizeLimit {
  public:
-  // Visits in a row that must finish within a quarter of p_duration, each at the limit, before
-  // the limit doubles: a size that was too big is tried again only rarely.
+  // Visits in a row that must finish within a quarter of p_duration, each of more than half the
+  // limit (what a selection split by the limit yields), before the limit doubles.
   static constexpr int kFastVisitsToGrow = 8;
 
   // The zones a visit takes now: `configured` (the Scanner's size), or less while limited.

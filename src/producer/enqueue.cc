@@ -107,7 +107,7 @@ std::vector<EnqueueResult> general_batch_results(const pqxx::result& rows, std::
 void wake_consumers_after_commit(pqxx::connection_base& conn) {
   try {
     pqxx::nontransaction autocommit(conn);
-    autocommit.exec("SELECT quick.notify_consumers()");
+    store::exec_named(autocommit, QUICK_QUERY(wake_up_after_commit));
   } catch (const std::exception& error) {
     util::component_logger("quick.producer")
         ->warn("enqueue committed, but its wake-up notification failed (consumers find the item by polling): {}",

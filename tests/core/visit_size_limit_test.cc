@@ -64,13 +64,23 @@ TEST(VisitSizeLimit, OnlyAnUnbrokenRunOfFastVisitsThatFillTheLimitCounts) {
   limit.apply(100);
   limit.cancelled(100);  // limit 50
   for (int i = 0; i < 3 * VisitSizeLimit::kFastVisitsToGrow; ++i) {
-    EXPECT_EQ(limit.finished(10, kFast, kPDuration), std::nullopt) << "a smaller visit does not test the limit";
+    EXPECT_EQ(limit.finished(25, kFast, kPDuration), std::nullopt) << "a visit of half the limit does not test it";
   }
   for (int round = 0; round < 3; ++round) {
     for (int i = 1; i < VisitSizeLimit::kFastVisitsToGrow; ++i) limit.finished(50, kFast, kPDuration);
     EXPECT_EQ(limit.finished(50, kSlow, kPDuration), std::nullopt) << "a slow visit starts the count again";
   }
   EXPECT_EQ(limit.limit(), 50);
+}
+
+// The Scanner splits a selection bigger than the limit evenly: 50 zones under a limit of 26 make
+// visits of 25, which count, so the limit is not stuck below what the selections need.
+TEST(VisitSizeLimit, VisitsOfAnEvenlySplitSelectionCountTowardsGrowth) {
+  VisitSizeLimit limit;
+  limit.apply(400);
+  limit.cancelled(52);  // limit 26
+  for (int i = 1; i < VisitSizeLimit::kFastVisitsToGrow; ++i) limit.finished(25, kFast, kPDuration);
+  EXPECT_EQ(limit.finished(25, kFast, kPDuration), 52);
 }
 
 }  // namespace

@@ -218,6 +218,17 @@ TEST_F(OneCallWakeUpTest, TheEnqueueStatementCommitsWithoutNotifyingAndLeavesItT
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE tenant = 'quiet'"), 2);
 }
 
+// A session whose own setting defers wake-ups (after_commit) still gets the one-call enqueue's
+// notification: the call after the commit sends it.
+TEST_F(OneCallWakeUpTest, ASessionThatDefersWakeUpsStillGetsTheNotification) {
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  pqxx::nontransaction(*conn).exec("SET quick.wake_consumers = after_commit");
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "deferring", false), 1);
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "deferring_batch", true), 1);
+}
+
 // The batch statement's two branches (the fast path, and quick.enqueue_batch when a zone is new)
 // both leave the wake-up to the caller.
 TEST_F(OneCallWakeUpTest, TheBatchStatementLeavesTheWakeUpToTheCallerOnBothBranches) {

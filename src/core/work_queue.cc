@@ -1,5 +1,7 @@
 #include "core/work_queue.h"
 
+#include <algorithm>
+
 namespace quick::core {
 
 void WorkQueue::set_workers(int workers) {
@@ -9,7 +11,9 @@ void WorkQueue::set_workers(int workers) {
 
 void WorkQueue::add_locked(core::HeldItemPtr item) {
   ZoneKey key{item->database, item->item.tenant};
-  shares_[key].last_active = std::chrono::steady_clock::now();
+  const auto [share, added] = shares_.try_emplace(key);
+  share->second.last_active = std::chrono::steady_clock::now();
+  if (added) classify_due_ = true;  // a new zone counts as short at once
   auto& zone = by_zone_[key];
   if (zone.empty()) turn_order_.push_back(key);
   ++held_by_type_[item->item.job_type];
@@ -48,16 +52,41 @@ std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(std::vector<core::H
   return refused;
 }
 
-bool WorkQueue::held_back_locked(const ZoneKey& key, SteadyTime now) const {
-  if (workers_ < 2 || closed_) return false;
-  const auto share = shares_.find(key);
-  if (share == shares_.end() || !share->second.measured || share->second.running < workers_ - 1) return false;
-  for (const auto& [other_key, other] : shares_) {
-    if (other_key == key || now - other.last_active > kShareWindow) continue;
-    // A zone not measured yet (its first item) counts as short: it gets its Worker at once.
-    if (!other.measured || share->second.mean_micros >= kLongerBy * other.mean_micros) return true;
+void WorkQueue::classify_locked(SteadyTime now) {
+  if (!classify_due_ && now - last_classified_ < kClassifyEvery) return;
+  classify_due_ = false;
+  last_classified_ = now;
+  forget_idle_zones_locked(now);
+  long_zones_.clear();
+  if (workers_ < 2) return;
+  // The shortest mean among the zones active now (an item buffered or running, or one pushed,
+  // popped or finished within the window); a zone not measured yet (its first item) counts as 0.
+  auto active = [&](const ZoneKey& key, const ZoneShare& share) {
+    return share.running > 0 || now - share.last_active <= kShareWindow || by_zone_.count(key) > 0;
+  };
+  double shortest = -1;
+  for (const auto& [key, share] : shares_) {
+    if (!active(key, share)) continue;
+    const double mean = share.measured ? share.mean_micros : 0;
+    if (shortest < 0 || mean < shortest) shortest = mean;
   }
-  return false;
+  if (shortest < 0) return;
+  const double long_from = std::max(kLongerBy * shortest, kLongAtLeastMicros);
+  for (const auto& [key, share] : shares_) {
+    if (share.measured && share.mean_micros >= long_from && active(key, share)) long_zones_.push_back(key);
+  }
+}
+
+bool WorkQueue::held_back_locked(const ZoneKey& key) const {
+  if (closed_ || long_zones_.empty()) return false;
+  if (std::find(long_zones_.begin(), long_zones_.end(), key) == long_zones_.end()) return false;
+  // Long zones together keep at least one Worker free for the others.
+  int running = 0;
+  for (const auto& long_zone : long_zones_) {
+    const auto share = shares_.find(long_zone);
+    if (share != shares_.end()) running += share->second.running;
+  }
+  return running >= workers_ - 1;
 }
 
 core::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
@@ -65,9 +94,10 @@ core::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
+    classify_locked(now);
     // The first zone in turn order that may take a Worker; a zone held back keeps its place.
     auto turn = turn_order_.begin();
-    while (turn != turn_order_.end() && held_back_locked(*turn, now)) ++turn;
+    while (turn != turn_order_.end() && held_back_locked(*turn)) ++turn;
     if (turn != turn_order_.end()) {
       const ZoneKey key = *turn;
       turn_order_.erase(turn);
@@ -87,15 +117,17 @@ core::HeldItemPtr WorkQueue::pop(std::chrono::milliseconds timeout) {
     }
     if (buffered_ == 0 && closed_) return nullptr;
     if (now >= deadline) return nullptr;
+    const bool held = buffered_ > 0;  // every buffered zone is held back: finished() wakes it
+    if (held) ++waiting_on_hold_;
     item_available_.wait_until(lock, deadline);
+    if (held) --waiting_on_hold_;
   }
 }
 
 void WorkQueue::finished(const core::HeldItemPtr& item) {
-  bool shares_on = false;
+  bool wake_held = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    shares_on = workers_ >= 2;
     auto type = held_by_type_.find(item->item.job_type);
     if (type != held_by_type_.end() && --type->second <= 0) held_by_type_.erase(type);
     if (held_ > 0) --held_;
@@ -105,12 +137,13 @@ void WorkQueue::finished(const core::HeldItemPtr& item) {
     if (share.running > 0) --share.running;
     const double took = static_cast<double>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - item->popped_at).count());
+    if (!share.measured) classify_due_ = true;
     share.mean_micros = share.measured ? 0.8 * share.mean_micros + 0.2 * took : took;
     share.measured = true;
     share.last_active = now;
-    forget_idle_zones_locked(now);
+    wake_held = waiting_on_hold_ > 0;
   }
-  if (shares_on) item_available_.notify_all();  // a zone held back may take this Worker now
+  if (wake_held) item_available_.notify_all();  // a zone held back may take this Worker now
 }
 
 void WorkQueue::forget_idle_zones_locked(SteadyTime now) {

@@ -3,9 +3,10 @@
 // not delay the single item of the next zone ("water filling", paper section 6, locally).
 //
 // Fair by processing time too (docs/consumer.md#how-items-flow, "Long jobs beside short ones"):
-// a zone whose items take kLongerBy times as long as those of another zone active in the last
-// kShareWindow may hold at most all Workers but one, so that the other zone's next item finds a Worker free instead of
-// waiting for a long item to end. A zone alone, or among zones of similar lengths, uses them all.
+// zones whose items take kLongerBy times as long as those of the shortest zone active in the
+// last kShareWindow (and at least kLongAtLeastMicros) hold at most all Workers but one between
+// them, so that the short zone's next item finds a Worker free instead of waiting for a long
+// item to end. A zone alone, or among zones of similar lengths, uses them all.
 //
 // It also keeps the per-job-type count of items held (buffered or running), which the Managers
 // use for the per-consumer throttle (JobTypeConfig::max_in_flight).
@@ -33,8 +34,14 @@ class WorkQueue {
   // A zone counts as long beside another when its measured mean processing time (pop to
   // finished(), a moving average) is at least this many times the other's.
   static constexpr double kLongerBy = 4.0;
-  // How recently another zone must have had an item buffered or running to be kept a Worker.
+  // ... and at least this long: shorter items free their Workers soon enough.
+  static constexpr double kLongAtLeastMicros = 1000;
+  // How recently another zone must have had an item pushed, run or finished (or have one buffered
+  // or running now) to be kept a Worker.
   static constexpr std::chrono::milliseconds kShareWindow{1000};
+  // How often the zones are classified long or not (also at once when a zone appears or is
+  // measured for the first time).
+  static constexpr std::chrono::milliseconds kClassifyEvery{10};
 
   // The number of Workers taking items, for the shares by processing time; below 2 (the default,
   // 0) turns them off.
@@ -89,8 +96,11 @@ class WorkQueue {
   };
 
   void add_locked(core::HeldItemPtr item);  // requires mutex_
-  // Whether zone `key` must leave the last free Worker to another zone now. Requires mutex_.
-  bool held_back_locked(const ZoneKey& key, SteadyTime now) const;
+  // Classifies the zones into long_zones_ when due. Requires mutex_.
+  void classify_locked(SteadyTime now);
+  // Whether zone `key` must leave the last free Worker to other zones now: it is long, and the
+  // long zones together run on all Workers but one. Requires mutex_.
+  bool held_back_locked(const ZoneKey& key) const;
   // Forgets zones idle for 10 windows, at most once a window. Requires mutex_.
   void forget_idle_zones_locked(SteadyTime now);
 
@@ -106,6 +116,10 @@ class WorkQueue {
   std::map<ZoneKey, ZoneShare> shares_;                       // guarded by mutex_
   int workers_ = 0;                                           // guarded by mutex_
   SteadyTime last_forget_{};                                  // guarded by mutex_
+  std::vector<ZoneKey> long_zones_;                           // guarded by mutex_
+  SteadyTime last_classified_{};                              // guarded by mutex_
+  bool classify_due_ = true;                                  // guarded by mutex_
+  int waiting_on_hold_ = 0;  // pops waiting while every buffered zone is held back; guarded by mutex_
 };
 
 }  // namespace quick::core

@@ -343,6 +343,42 @@ TEST(WorkQueueShares, AHeldBackZoneTakesTheWorkerOnceTheOtherZoneIsIdleForAWindo
   EXPECT_GE(Clock::now() - b_finished, WorkQueue::kShareWindow);
 }
 
+// Two long zones cannot share out every Worker between them: together they hold all but one.
+TEST(WorkQueueShares, LongZonesTogetherLeaveTheLastWorkerToAShortOne) {
+  WorkQueue queue;
+  queue.set_workers(4);
+  queue.push(zone_items(0, "A1", 1, 10));
+  queue.push(zone_items(0, "A2", 100, 10));
+  queue.push(zone_items(0, "B", 200, 1));
+  for (const char* zone : {"A1", "A2", "B"}) {  // measure each once
+    auto item = queue.pop(milliseconds(0));
+    ASSERT_EQ(item->item.tenant, zone);
+    run_for(queue, item, std::string(zone) == "B" ? std::chrono::microseconds(500) : milliseconds(50));
+  }
+  std::vector<HeldItemPtr> running;
+  for (int i = 0; i < 3; ++i) running.push_back(queue.pop(milliseconds(0)));
+  for (const auto& item : running) ASSERT_NE(item, nullptr);
+  EXPECT_EQ(queue.pop(milliseconds(20)), nullptr) << "A1 and A2 may not take the 4th Worker while B is active";
+}
+
+// Items that all end within a millisecond free their Workers soon: none is held back, however
+// different their lengths (and a mean of 0 is no reason to hold anything back).
+TEST(WorkQueueShares, ZonesOfShortItemsAreNeverHeldBack) {
+  WorkQueue queue;
+  queue.set_workers(2);
+  queue.push(zone_items(0, "A", 1, 5));
+  queue.push(zone_items(0, "B", 100, 5));
+  auto a = queue.pop(milliseconds(0));
+  auto b = queue.pop(milliseconds(0));
+  run_for(queue, a, std::chrono::microseconds(800));
+  run_for(queue, b, std::chrono::microseconds(0));
+  std::vector<HeldItemPtr> running;
+  for (int i = 0; i < 2; ++i) {
+    running.push_back(queue.pop(milliseconds(0)));
+    ASSERT_NE(running.back(), nullptr) << "worker " << i + 1;
+  }
+}
+
 TEST(WorkQueueShares, OnceClosedNothingIsHeldBack) {
   WorkQueue queue;
   queue.set_workers(2);

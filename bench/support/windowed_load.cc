@@ -29,6 +29,9 @@ void produce(LoadedSystem& system, pqxx::connection& conn, const LoadShape& shap
       enqueued.fetch_add(static_cast<long long>(batch.size()));
     } catch (const std::exception& error) {
       failed(error.what());
+      // A closed loop would otherwise spin on a persistent error (a broken connection), taking
+      // the cores from the system under test; the run reports the errors.
+      std::this_thread::sleep_for(milliseconds(10));
     }
   };
   if (shape.rate <= 0) {
@@ -106,10 +109,15 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
   std::vector<std::thread> producers;
   for (int p = 0; p < shape.producers; ++p) {
     producers.emplace_back([&, p] {
-      auto conn = db.connect();
-      produce(system, *conn, shape, p, start, end, enqueued, [&](const char* what) {
+      auto failed = [&](const char* what) {
         if (producer_errors.fetch_add(1) == 0) ctx.progress(run.label() + ": producer error: " + what);
-      });
+      };
+      try {  // nothing may escape a thread
+        auto conn = db.connect();
+        produce(system, *conn, shape, p, start, end, enqueued, failed);
+      } catch (const std::exception& error) {
+        failed(error.what());
+      }
     });
   }
   const auto windows = static_cast<int>(shape.duration / shape.window);

@@ -23,36 +23,26 @@
 // after the snapshot ends (the same data, now removable) and once more after that. Written to
 // held_snapshot_explain_*.txt.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <fstream>
-#include <functional>
-#include <mutex>
-#include <random>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include <pqxx/pqxx>
 
-#include "quick/producer.h"
-#include "support/baseline_queue.h"
 #include "support/bench_database.h"
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/load.h"
-#include "support/quick_pool.h"
+#include "support/load_targets.h"
 #include "support/results_folder.h"
 #include "support/windowed_load.h"
 
 namespace quick::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr const char* kJobType = "noop";
 constexpr int kProducers = 2;
 
 // Collects the server's notices (auto_explain's plans at NOTICE level).
@@ -134,12 +124,11 @@ std::string capture_explain(const std::string& url, const std::string& tenant, c
   return out + "\n";
 }
 
-// The held-snapshot load: `rate` jobs/s for `duration` on `tenants`, with or without the
-// snapshot. For quick-pg (`explain`), the hot statements' plans are captured at 80% of the run
-// and, with the snapshot, twice after it ends (held_snapshot_explain_<run>.txt).
-WindowedRun run_held(ExperimentContext& ctx, const ScratchDatabase& db, LoadedSystem& system, TimedLatencies& e2e,
-                     std::atomic<bool>& measuring, int tenants, bool held, double rate, milliseconds duration,
-                     milliseconds window, bool explain) {
+// The held-snapshot load on `target`: `rate` jobs/s for `duration` on `tenants`, with or without
+// the snapshot. With `explain` (quick-pg), the hot statements' plans are captured at 80% of the
+// run and, with the snapshot, twice after it ends (held_snapshot_explain_<run>.txt).
+WindowedRun run_held(ExperimentContext& ctx, LoadTarget& target, int tenants, bool held, double rate,
+                     milliseconds duration, milliseconds window, bool explain) {
   LoadShape shape;
   shape.tenants = tenants;
   shape.producers = kProducers;
@@ -148,24 +137,24 @@ WindowedRun run_held(ExperimentContext& ctx, const ScratchDatabase& db, LoadedSy
   shape.duration = duration;
   shape.window = window;
   WindowedRun named;
-  named.system = system.name;
+  named.system = target.name();
   named.tenants = tenants;
   named.held = held;
   const std::string label = named.label();
+  const std::string url = target.db().url();
   std::string explain_text;
   if (explain) {
     shape.after_window = [&](int index, int windows, const LoadWindow& row) {
       if (index != std::max(1, static_cast<int>(std::lround(0.8 * windows)))) return;
       explain_text += capture_explain(
-          db.url(), tenant_name(0),
-          label + " at " + fixed(row.t_s, 0) + " s, load on" + (held ? ", snapshot held" : ""));
+          url, tenant_name(0), label + " at " + fixed(row.t_s, 0) + " s, load on" + (held ? ", snapshot held" : ""));
     };
     shape.after_snapshot = [&] {
-      explain_text += capture_explain(db.url(), tenant_name(0), label + " just after the snapshot ended");
-      explain_text += capture_explain(db.url(), tenant_name(0), label + " after the snapshot ended, again");
+      explain_text += capture_explain(url, tenant_name(0), label + " just after the snapshot ended");
+      explain_text += capture_explain(url, tenant_name(0), label + " after the snapshot ended, again");
     };
   }
-  WindowedRun run = run_windowed(ctx, db, system, e2e, measuring, shape);
+  WindowedRun run = target.run(ctx, shape);
   if (!explain_text.empty()) {
     std::string file = "held_snapshot_explain_" + run.label() + ".txt";
     std::replace(file.begin(), file.end(), '/', '_');
@@ -176,75 +165,14 @@ WindowedRun run_held(ExperimentContext& ctx, const ScratchDatabase& db, LoadedSy
 
 WindowedRun run_quick(ExperimentContext& ctx, int tenants, bool held, double rate, milliseconds duration,
                       milliseconds window) {
-  ScratchDatabase db(ctx.server_url, "quick_bench_held");
-  ConsumerConfig config = bench_consumer_config(db.url());
-  config.manager.threads = 2;
-  config.worker.threads = 4;
-  TimedLatencies e2e;
-  std::atomic<bool> measuring{false};
-  QuickPool pool(config, 1, {kJobType}, [&](JobContext& job) {
-    if (measuring.load()) e2e.record(Clock::now(), job.waited());
-    return JobResult::done();
-  });
-  {
-    // Every zone exists before the load (its pointer parked), so that enqueues take the fast path.
-    auto conn = db.connect();
-    fill_quick(*conn, std::vector<int>(static_cast<std::size_t>(tenants), 1), kJobType);
-  }
-  LoadedSystem system;
-  system.name = "quick-pg";
-  system.main_table = "quick.items";
-  system.side_table = "quick.pointers";
-  system.start = [&] { pool.start(); };
-  system.stop = [&] { pool.stop(); };
-  system.done = [&] { return pool.done(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
-    std::vector<NewItem> items;
-    for (const auto& tenant : tenant_names) {
-      NewItem item;
-      item.tenant = tenant;
-      item.job_type = kJobType;
-      items.push_back(std::move(item));
-    }
-    pqxx::work txn(conn);
-    enqueue_batch_in(txn, items);
-    txn.commit();
-  };
-  // The consumer runs the setup's jobs before the load starts (their zones are then parked).
-  pool.start();
-  wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(tenants), std::chrono::minutes(1));
-  system.start = [] {};
-  return run_held(ctx, db, system, e2e, measuring, tenants, held, rate, duration, window, /*explain=*/true);
+  QuickLoadTarget target(ctx, "quick_bench_held", tenants, quick_batch_in_transaction());
+  return run_held(ctx, target, tenants, held, rate, duration, window, /*explain=*/true);
 }
 
 WindowedRun run_baseline(ExperimentContext& ctx, int tenants, bool held, double rate, milliseconds duration,
                          milliseconds window) {
-  ScratchDatabase db(ctx.server_url, "quick_bench_held");
-  {
-    auto conn = db.connect();
-    create_baseline_schema(*conn);
-  }
-  TimedLatencies e2e;
-  std::atomic<bool> measuring{false};
-  BaselinePool pool(BaselinePool::Options{db.url(), 4, 1,
-                                          [&](const ClaimedJob& job) {
-                                            if (measuring.load()) e2e.record(Clock::now(), job.waited);
-                                          },
-                                          milliseconds(5)});
-  LoadedSystem system;
-  system.name = "baseline-b1";
-  system.main_table = "bench_baseline.jobs";
-  system.start = [&] { pool.start(); };
-  system.stop = [&] { pool.stop(); };
-  system.done = [&] { return pool.done(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
-    std::vector<BaselineJob> jobs;
-    for (const auto& tenant : tenant_names) jobs.push_back(BaselineJob{tenant, "{}", 0});
-    pqxx::work txn(conn);
-    enqueue_baseline(txn, jobs);
-    txn.commit();
-  };
-  return run_held(ctx, db, system, e2e, measuring, tenants, held, rate, duration, window, /*explain=*/false);
+  BaselineLoadTarget target(ctx, "quick_bench_held", baseline_in_transaction());
+  return run_held(ctx, target, tenants, held, rate, duration, window, /*explain=*/false);
 }
 
 void run_held_snapshot(ExperimentContext& ctx) {

@@ -12,28 +12,23 @@
 // sizes and dead tuples; and over the run. Targets (issue 19): quick-pg's jobs done per second
 // at least the baseline's, with an end-to-end p99 <= 10 ms.
 #include <algorithm>
-#include <atomic>
 #include <string>
 #include <vector>
 
 #include <pqxx/pqxx>
 
-#include "quick/producer.h"
-#include "support/baseline_queue.h"
 #include "support/bench_database.h"
 #include "support/experiment.h"
 #include "support/load.h"
-#include "support/quick_pool.h"
+#include "support/load_targets.h"
 #include "support/results_folder.h"
 #include "support/windowed_load.h"
 
 namespace quick::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr const char* kJobType = "noop";
 constexpr int kProducers = 2;
 
 LoadShape closed_loop(int tenants, milliseconds duration, milliseconds window) {
@@ -47,67 +42,13 @@ LoadShape closed_loop(int tenants, milliseconds duration, milliseconds window) {
 }
 
 WindowedRun run_quick(ExperimentContext& ctx, int tenants, milliseconds duration, milliseconds window) {
-  ScratchDatabase db(ctx.server_url, "quick_bench_steady_load");
-  ConsumerConfig config = bench_consumer_config(db.url());
-  config.manager.threads = 2;
-  config.worker.threads = 4;
-  TimedLatencies e2e;
-  std::atomic<bool> measuring{false};
-  QuickPool pool(config, 1, {kJobType}, [&](JobContext& job) {
-    if (measuring.load()) e2e.record(Clock::now(), job.waited());
-    return JobResult::done();
-  });
-  {
-    // Every zone exists before the load (its pointer parked), so that enqueues take the fast path.
-    auto conn = db.connect();
-    fill_quick(*conn, std::vector<int>(static_cast<std::size_t>(tenants), 1), kJobType);
-  }
-  pool.start();
-  wait_until_count([&] { return pool.done(); }, static_cast<std::uint64_t>(tenants), std::chrono::minutes(1));
-  LoadedSystem system;
-  system.name = "quick-pg";
-  system.main_table = "quick.items";
-  system.side_table = "quick.pointers";
-  system.start = [] {};
-  system.stop = [&] { pool.stop(); };
-  system.done = [&] { return pool.done(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
-    for (const auto& tenant : tenant_names) {
-      NewItem item;
-      item.tenant = tenant;
-      item.job_type = kJobType;
-      enqueue(conn, item);
-    }
-  };
-  return run_windowed(ctx, db, system, e2e, measuring, closed_loop(tenants, duration, window));
+  QuickLoadTarget target(ctx, "quick_bench_steady_load", tenants, quick_one_call());
+  return target.run(ctx, closed_loop(tenants, duration, window));
 }
 
 WindowedRun run_baseline(ExperimentContext& ctx, milliseconds duration, milliseconds window) {
-  ScratchDatabase db(ctx.server_url, "quick_bench_steady_load");
-  {
-    auto conn = db.connect();
-    create_baseline_schema(*conn);
-  }
-  TimedLatencies e2e;
-  std::atomic<bool> measuring{false};
-  BaselinePool pool(BaselinePool::Options{db.url(), 4, 1,
-                                          [&](const ClaimedJob& job) {
-                                            if (measuring.load()) e2e.record(Clock::now(), job.waited);
-                                          },
-                                          milliseconds(5)});
-  LoadedSystem system;
-  system.name = "baseline-b1";
-  system.main_table = "bench_baseline.jobs";
-  system.start = [&] { pool.start(); };
-  system.stop = [&] { pool.stop(); };
-  system.done = [&] { return pool.done(); };
-  system.enqueue = [](pqxx::connection& conn, const std::vector<std::string>& tenant_names) {
-    for (const auto& tenant : tenant_names) {
-      pqxx::nontransaction statement(conn);  // one autocommit INSERT, as quick::enqueue
-      enqueue_baseline(statement, {BaselineJob{tenant, "{}", 0}});
-    }
-  };
-  return run_windowed(ctx, db, system, e2e, measuring, closed_loop(1, duration, window));
+  BaselineLoadTarget target(ctx, "quick_bench_steady_load", baseline_autocommit());
+  return target.run(ctx, closed_loop(1, duration, window));
 }
 
 void run_steady_load(ExperimentContext& ctx) {

@@ -1,0 +1,102 @@
+#include "support/load_targets.h"
+
+#include "quick/producer.h"
+#include "support/load.h"
+
+namespace quick::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+NewItem load_job(const std::string& tenant) {
+  NewItem item;
+  item.tenant = tenant;
+  item.job_type = kLoadJobType;
+  return item;
+}
+
+}  // namespace
+
+EnqueueTenants quick_batch_in_transaction() {
+  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+    std::vector<NewItem> items;
+    for (const auto& tenant : tenants) items.push_back(load_job(tenant));
+    pqxx::work txn(conn);
+    enqueue_batch_in(txn, items);
+    txn.commit();
+  };
+}
+
+EnqueueTenants quick_one_call() {
+  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+    for (const auto& tenant : tenants) enqueue(conn, load_job(tenant));
+  };
+}
+
+EnqueueTenants baseline_in_transaction() {
+  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+    std::vector<BaselineJob> jobs;
+    for (const auto& tenant : tenants) jobs.push_back(BaselineJob{tenant, "{}", 0});
+    pqxx::work txn(conn);
+    enqueue_baseline(txn, jobs);
+    txn.commit();
+  };
+}
+
+EnqueueTenants baseline_autocommit() {
+  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+    for (const auto& tenant : tenants) {
+      pqxx::nontransaction statement(conn);
+      enqueue_baseline(statement, {BaselineJob{tenant, "{}", 0}});
+    }
+  };
+}
+
+QuickLoadTarget::QuickLoadTarget(ExperimentContext& ctx, const std::string& database_name, int tenants,
+                                 EnqueueTenants enqueue)
+    : LoadTarget(ctx.server_url, database_name) {
+  ConsumerConfig config = bench_consumer_config(db_.url());
+  config.manager.threads = 2;
+  config.worker.threads = 4;
+  pool_ = std::make_unique<QuickPool>(config, 1, std::vector<std::string>{kLoadJobType}, [this](JobContext& job) {
+    if (measuring_.load()) e2e_.record(Clock::now(), job.waited());
+    return JobResult::done();
+  });
+  {
+    auto conn = db_.connect();
+    fill_quick(*conn, std::vector<int>(static_cast<std::size_t>(tenants), 1), kLoadJobType);
+  }
+  // The consumer runs the setup's jobs before the load starts (their zones are then parked).
+  pool_->start();
+  wait_until_count([this] { return pool_->done(); }, static_cast<std::uint64_t>(tenants), std::chrono::minutes(1));
+  system_.name = "quick-pg";
+  system_.main_table = "quick.items";
+  system_.side_table = "quick.pointers";
+  system_.start = [] {};
+  system_.stop = [this] { pool_->stop(); };
+  system_.done = [this] { return pool_->done(); };
+  system_.enqueue = std::move(enqueue);
+}
+
+BaselineLoadTarget::BaselineLoadTarget(ExperimentContext& ctx, const std::string& database_name, EnqueueTenants enqueue)
+    : LoadTarget(ctx.server_url, database_name) {
+  {
+    auto conn = db_.connect();
+    create_baseline_schema(*conn);
+  }
+  pool_ = std::make_unique<BaselinePool>(BaselinePool::Options{db_.url(), 4, 1,
+                                                               [this](const ClaimedJob& job) {
+                                                                 if (measuring_.load()) {
+                                                                   e2e_.record(Clock::now(), job.waited);
+                                                                 }
+                                                               },
+                                                               std::chrono::milliseconds(5)});
+  system_.name = "baseline-b1";
+  system_.main_table = "bench_baseline.jobs";
+  system_.start = [this] { pool_->start(); };
+  system_.stop = [this] { pool_->stop(); };
+  system_.done = [this] { return pool_->done(); };
+  system_.enqueue = std::move(enqueue);
+}
+
+}  // namespace quick::bench

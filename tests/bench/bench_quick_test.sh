@@ -27,7 +27,7 @@ require() {  # a file that must exist and not be empty
 require summary.md
 require targets.csv
 # The experiments this suite is known to have, by the files they write.
-for name in enqueue drain_many_tenants drain_one_tenant contention tenant_scale held_snapshot; do
+for name in enqueue drain_many_tenants drain_one_tenant contention tenant_scale held_snapshot steady_load; do
   require "$name.csv"
   require "$name.png"
 done

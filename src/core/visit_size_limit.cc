@@ -16,6 +16,10 @@ std::optional<int> VisitSizeLimit::cancelled(int zones) {
   // Halve what was tried, not the limit: a visit split off before the last cut counts as it was.
   const int next = std::max(1, zones / 2);
   if (limit_ > 0 && limit_ <= next) return std::nullopt;
+  // A size that grew back and was cut again is tried again less often: each such cut doubles the
+  // fast visits growth needs, so a database that stays slow costs fewer cancelled visits.
+  if (grown_since_cut_) fast_visits_needed_ = std::min(2 * fast_visits_needed_, kMostFastVisitsToGrow);
+  grown_since_cut_ = false;
   limit_ = next;
   return limit_;
 }
@@ -30,10 +34,16 @@ std::optional<int> VisitSizeLimit::finished(int zones, std::chrono::milliseconds
     fast_visits_ = 0;
     return std::nullopt;
   }
-  if (++fast_visits_ < kFastVisitsToGrow) return std::nullopt;
+  if (++fast_visits_ < fast_visits_needed_) return std::nullopt;
   fast_visits_ = 0;
+  grown_since_cut_ = true;
   limit_ = limit_ * 2 >= configured_ ? 0 : limit_ * 2;
   return limit_;
+}
+
+int VisitSizeLimit::fast_visits_to_grow() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fast_visits_needed_;
 }
 
 int VisitSizeLimit::limit() const {

@@ -21,8 +21,10 @@ namespace quick::core {
 class VisitSizeLimit {
  public:
   // Visits in a row that must finish within a quarter of p_duration, each of more than half the
-  // limit (what a selection split by the limit yields), before the limit doubles.
+  // limit (what a selection split by the limit yields), before the limit doubles; doubled by
+  // every cut that follows a growth, up to kMostFastVisitsToGrow.
   static constexpr int kFastVisitsToGrow = 8;
+  static constexpr int kMostFastVisitsToGrow = 256;
 
   // The zones a visit takes now: `configured` (the Scanner's size), or less while limited.
   int apply(int configured);
@@ -36,12 +38,16 @@ class VisitSizeLimit {
 
   // The limit now (0: none).
   int limit() const;
+  // The fast visits in a row the limit needs now to double.
+  int fast_visits_to_grow() const;
 
  private:
   mutable std::mutex mutex_;
-  int limit_ = 0;        // guarded by mutex_; 0 = no limit
-  int configured_ = 0;   // guarded by mutex_; the Scanner's size at its last apply()
-  int fast_visits_ = 0;  // guarded by mutex_; fast visits at the limit in a row
+  int limit_ = 0;                               // guarded by mutex_; 0 = no limit
+  int configured_ = 0;                          // guarded by mutex_; the Scanner's size at its last apply()
+  int fast_visits_ = 0;                         // guarded by mutex_; fast visits at the limit in a row
+  int fast_visits_needed_ = kFastVisitsToGrow;  // guarded by mutex_
+  bool grown_since_cut_ = false;                // guarded by mutex_
 };
 
 }  // namespace quick::core

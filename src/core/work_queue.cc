@@ -7,13 +7,12 @@ namespace quick::core {
 void WorkQueue::set_workers(int workers) {
   std::lock_guard<std::mutex> lock(mutex_);
   workers_ = workers;
+  classify_due_ = true;
 }
 
 void WorkQueue::add_locked(core::HeldItemPtr item) {
   ZoneKey key{item->database, item->item.tenant};
-  const auto [share, added] = shares_.try_emplace(key);
-  share->second.last_active = std::chrono::steady_clock::now();
-  if (added) classify_due_ = true;  // a new zone counts as short at once
+  shares_[key].last_active = std::chrono::steady_clock::now();
   auto& zone = by_zone_[key];
   if (zone.empty()) turn_order_.push_back(key);
   ++held_by_type_[item->item.job_type];
@@ -53,7 +52,11 @@ std::vector<core::HeldItemPtr> WorkQueue::push_within_limits(std::vector<core::H
 }
 
 void WorkQueue::classify_locked(SteadyTime now) {
-  if (!classify_due_ && now - last_classified_ < kClassifyEvery) return;
+  // Every kClassifyEvery, and no more often than every 10 us per zone known: the walk over the
+  // zones then stays a small share of a core however many zones there are.
+  const auto every = std::max<std::chrono::steady_clock::duration>(
+      kClassifyEvery, std::chrono::microseconds(10) * static_cast<long>(shares_.size()));
+  if (!classify_due_ && now - last_classified_ < every) return;
   classify_due_ = false;
   last_classified_ = now;
   forget_idle_zones_locked(now);
@@ -137,7 +140,6 @@ void WorkQueue::finished(const core::HeldItemPtr& item) {
     if (share.running > 0) --share.running;
     const double took = static_cast<double>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - item->popped_at).count());
-    if (!share.measured) classify_due_ = true;
     share.mean_micros = share.measured ? 0.8 * share.mean_micros + 0.2 * took : took;
     share.measured = true;
     share.last_active = now;

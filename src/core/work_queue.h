@@ -39,8 +39,8 @@ class WorkQueue {
   // How recently another zone must have had an item pushed, run or finished (or have one buffered
   // or running now) to be kept a Worker.
   static constexpr std::chrono::milliseconds kShareWindow{1000};
-  // How often the zones are classified long or not (also at once when a zone appears or is
-  // measured for the first time).
+  // How often the zones are classified long or not (less often with many zones: every 10 us per
+  // zone known). A zone's new measurement or first item counts from the next classification.
   static constexpr std::chrono::milliseconds kClassifyEvery{10};
 
   // The number of Workers taking items, for the shares by processing time; below 2 (the default,
@@ -118,8 +118,8 @@ class WorkQueue {
   SteadyTime last_forget_{};                                  // guarded by mutex_
   std::vector<ZoneKey> long_zones_;                           // guarded by mutex_
   SteadyTime last_classified_{};                              // guarded by mutex_
-  bool classify_due_ = true;                                  // guarded by mutex_
-  int waiting_on_hold_ = 0;  // pops waiting while every buffered zone is held back; guarded by mutex_
+  bool classify_due_ = true;  // not classified since the Workers were set; guarded by mutex_
+  int waiting_on_hold_ = 0;   // pops waiting while every buffered zone is held back; guarded by mutex_
 };
 
 }  // namespace quick::core

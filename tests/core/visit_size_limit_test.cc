@@ -83,5 +83,29 @@ TEST(VisitSizeLimit, VisitsOfAnEvenlySplitSelectionCountTowardsGrowth) {
   EXPECT_EQ(limit.finished(25, kFast, kPDuration), 52);
 }
 
+// A size that grew back and was cut again is tried again less often: the fast visits growth
+// needs double with each such cut, up to a bound; a cut without a growth before it changes
+// nothing.
+TEST(VisitSizeLimit, EachCutAfterAGrowthDoublesTheFastVisitsTheNextGrowthNeeds) {
+  VisitSizeLimit limit;
+  limit.apply(100);
+  limit.cancelled(100);  // 50
+  limit.cancelled(50);   // 25
+  EXPECT_EQ(limit.fast_visits_to_grow(), VisitSizeLimit::kFastVisitsToGrow) << "cuts without a growth between";
+  for (int i = 0; i < VisitSizeLimit::kFastVisitsToGrow; ++i) limit.finished(25, kFast, kPDuration);
+  ASSERT_EQ(limit.limit(), 50);
+  EXPECT_EQ(limit.cancelled(50), 25);
+  EXPECT_EQ(limit.fast_visits_to_grow(), 2 * VisitSizeLimit::kFastVisitsToGrow);
+  for (int i = 1; i < 2 * VisitSizeLimit::kFastVisitsToGrow; ++i) {
+    EXPECT_EQ(limit.finished(25, kFast, kPDuration), std::nullopt) << "visit " << i;
+  }
+  EXPECT_EQ(limit.finished(25, kFast, kPDuration), 50);
+  for (int cycle = 0; cycle < 10; ++cycle) {
+    limit.cancelled(50);
+    for (int i = 0; i < limit.fast_visits_to_grow(); ++i) limit.finished(25, kFast, kPDuration);
+  }
+  EXPECT_EQ(limit.fast_visits_to_grow(), VisitSizeLimit::kMostFastVisitsToGrow);
+}
+
 }  // namespace
 }  // namespace quick::core

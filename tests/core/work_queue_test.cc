@@ -268,6 +268,9 @@ void run_for(WorkQueue& queue, const HeldItemPtr& item, std::chrono::microsecond
   queue.finished(item);
 }
 
+// The queue classifies the zones every WorkQueue::kClassifyEvery: measurements count from then.
+void until_classified() { std::this_thread::sleep_for(WorkQueue::kClassifyEvery + milliseconds(5)); }
+
 // Zone A's items took 50 ms, zone B's 0.5 ms: with 4 Workers, A holds at most 3 while B is
 // active, so B's next item finds a Worker free.
 TEST(WorkQueueShares, ALongZoneLeavesTheLastWorkerToAShortOneActiveBesideIt) {
@@ -282,6 +285,7 @@ TEST(WorkQueueShares, ALongZoneLeavesTheLastWorkerToAShortOneActiveBesideIt) {
   ASSERT_EQ(b->item.tenant, "B");
   run_for(queue, a, milliseconds(50));
   run_for(queue, b, std::chrono::microseconds(500));
+  until_classified();
 
   std::vector<HeldItemPtr> running;
   for (int i = 0; i < 3; ++i) running.push_back(queue.pop(milliseconds(0)));
@@ -316,6 +320,7 @@ TEST(WorkQueueShares, AZoneAloneOrAmongZonesOfSimilarLengthsTakesEveryWorker) {
       ASSERT_EQ(c->item.tenant, "C");
       run_for(queue, c, milliseconds(30));
     }
+    until_classified();
     for (int i = 0; i < 4; ++i) {
       const auto item = queue.pop(milliseconds(0));
       ASSERT_NE(item, nullptr) << "worker " << i + 1;
@@ -333,6 +338,7 @@ TEST(WorkQueueShares, AHeldBackZoneTakesTheWorkerOnceTheOtherZoneIsIdleForAWindo
   auto b = queue.pop(milliseconds(0));
   run_for(queue, a, milliseconds(40));
   run_for(queue, b, milliseconds(1));
+  until_classified();
   const auto b_finished = Clock::now();
   ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
   EXPECT_EQ(queue.pop(milliseconds(10)), nullptr) << "A may not take the 2nd Worker while B is active";
@@ -355,6 +361,7 @@ TEST(WorkQueueShares, LongZonesTogetherLeaveTheLastWorkerToAShortOne) {
     ASSERT_EQ(item->item.tenant, zone);
     run_for(queue, item, std::string(zone) == "B" ? std::chrono::microseconds(500) : milliseconds(50));
   }
+  until_classified();
   std::vector<HeldItemPtr> running;
   for (int i = 0; i < 3; ++i) running.push_back(queue.pop(milliseconds(0)));
   for (const auto& item : running) ASSERT_NE(item, nullptr);
@@ -372,6 +379,7 @@ TEST(WorkQueueShares, ZonesOfShortItemsAreNeverHeldBack) {
   auto b = queue.pop(milliseconds(0));
   run_for(queue, a, std::chrono::microseconds(800));
   run_for(queue, b, std::chrono::microseconds(0));
+  until_classified();
   std::vector<HeldItemPtr> running;
   for (int i = 0; i < 2; ++i) {
     running.push_back(queue.pop(milliseconds(0)));
@@ -388,6 +396,7 @@ TEST(WorkQueueShares, OnceClosedNothingIsHeldBack) {
   auto b = queue.pop(milliseconds(0));
   run_for(queue, a, milliseconds(40));
   run_for(queue, b, milliseconds(1));
+  until_classified();
   ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
   EXPECT_EQ(queue.pop(milliseconds(0)), nullptr);
   queue.close();

@@ -329,16 +329,22 @@ TEST(WorkQueueShares, AZoneAloneOrAmongZonesOfSimilarLengthsTakesEveryWorker) {
   }
 }
 
-TEST(WorkQueueShares, AHeldBackZoneTakesTheWorkerOnceTheOtherZoneIsIdleForAWindow) {
-  WorkQueue queue;
+// Two Workers; zone A (`a_items` items, 40 ms each) and zone B (one item, 1 ms), each run once,
+// measured and classified: A is long beside B.
+void measure_long_a_beside_short_b(WorkQueue& queue, int a_items) {
   queue.set_workers(2);
-  queue.push(zone_items(0, "A", 1, 5));
+  queue.push(zone_items(0, "A", 1, a_items));
   queue.push(zone_items(0, "B", 100, 1));
   auto a = queue.pop(milliseconds(0));
   auto b = queue.pop(milliseconds(0));
   run_for(queue, a, milliseconds(40));
   run_for(queue, b, milliseconds(1));
   until_classified();
+}
+
+TEST(WorkQueueShares, AHeldBackZoneTakesTheWorkerOnceTheOtherZoneIsIdleForAWindow) {
+  WorkQueue queue;
+  measure_long_a_beside_short_b(queue, 5);
   const auto b_finished = Clock::now();
   ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
   EXPECT_EQ(queue.pop(milliseconds(10)), nullptr) << "A may not take the 2nd Worker while B is active";
@@ -389,14 +395,7 @@ TEST(WorkQueueShares, ZonesOfShortItemsAreNeverHeldBack) {
 
 TEST(WorkQueueShares, OnceClosedNothingIsHeldBack) {
   WorkQueue queue;
-  queue.set_workers(2);
-  queue.push(zone_items(0, "A", 1, 3));
-  queue.push(zone_items(0, "B", 100, 1));
-  auto a = queue.pop(milliseconds(0));
-  auto b = queue.pop(milliseconds(0));
-  run_for(queue, a, milliseconds(40));
-  run_for(queue, b, milliseconds(1));
-  until_classified();
+  measure_long_a_beside_short_b(queue, 3);
   ASSERT_NE(queue.pop(milliseconds(0)), nullptr);
   EXPECT_EQ(queue.pop(milliseconds(0)), nullptr);
   queue.close();

@@ -14,7 +14,9 @@ CREATE OR REPLACE FUNCTION quick.ack_items(item_ids bigint[], lease_ids uuid[], 
                                            delays interval[], errors text[], failed_attempts integer[] DEFAULT NULL)
 RETURNS TABLE (item_id bigint, outcome quick.outcome)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();

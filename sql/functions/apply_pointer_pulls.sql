@@ -10,7 +10,9 @@
 CREATE OR REPLACE FUNCTION quick.apply_pointer_pulls(max_requests integer DEFAULT 10000)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 DECLARE
     pulled    integer;
     max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);

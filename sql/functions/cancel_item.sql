@@ -6,7 +6,9 @@
 CREATE OR REPLACE FUNCTION quick.cancel_item(item_id bigint)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 DECLARE
     item quick.items;
 BEGIN

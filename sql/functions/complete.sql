@@ -3,7 +3,9 @@
 CREATE OR REPLACE FUNCTION quick.complete(item_id bigint, lease_id uuid DEFAULT NULL)
 RETURNS quick.outcome
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(complete.item_id IS NULL, 'item_id', 'quick.complete');

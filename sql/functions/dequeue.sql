@@ -3,7 +3,9 @@ CREATE OR REPLACE FUNCTION quick.dequeue(tenant text, max_items integer, lease_d
                                          job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(dequeue.max_items > 0,

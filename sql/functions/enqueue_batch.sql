@@ -5,7 +5,9 @@
 CREATE OR REPLACE FUNCTION quick.enqueue_batch(items jsonb)
 RETURNS TABLE (ordinal integer, item_id bigint, duplicate boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     limits        quick.limits := quick.current_limits();

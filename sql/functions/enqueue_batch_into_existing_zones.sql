@@ -26,7 +26,9 @@ CREATE OR REPLACE FUNCTION quick.enqueue_batch_into_existing_zones(items jsonb,
                                                                    pull_in_transaction boolean DEFAULT false)
 RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 DECLARE
     limits quick.limits := quick.current_limits();
 BEGIN

@@ -17,7 +17,9 @@ CREATE OR REPLACE FUNCTION quick.enqueue_into_existing_zone(tenant text, job_typ
                                                             pull_in_transaction boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_variable
 DECLARE
     new_id          bigint;

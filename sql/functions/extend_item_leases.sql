@@ -6,7 +6,9 @@
 CREATE OR REPLACE FUNCTION quick.extend_item_leases(item_ids bigint[], lease_ids uuid[], lease_duration interval)
 RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.extend_item_leases');

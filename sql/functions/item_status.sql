@@ -5,7 +5,9 @@
 CREATE OR REPLACE FUNCTION quick.item_status(item_ids bigint[])
 RETURNS TABLE (item_id bigint, state text, vesting_time timestamptz, error_count integer)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     login_tenant text := quick.login_tenant();

@@ -2,7 +2,9 @@
 CREATE OR REPLACE FUNCTION quick.lease_next_pointers(max_pointers integer, lease_duration interval)
 RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers', false,

@@ -3,7 +3,9 @@
 CREATE OR REPLACE FUNCTION quick.lease_pointers(tenants text[], lease_duration interval)
 RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(tenants IS NULL, 'tenants', 'quick.lease_pointers');

@@ -2,7 +2,9 @@
 CREATE OR REPLACE FUNCTION quick.peek(tenant text, max_items integer DEFAULT 1, job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
 LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(peek.tenant IS NULL, 'tenant', 'quick.peek');

@@ -4,7 +4,9 @@
 CREATE OR REPLACE FUNCTION quick.peek_pointers(max_pointers integer)
 RETURNS TABLE (tenant text, vesting_time timestamptz)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,

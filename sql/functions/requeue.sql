@@ -5,7 +5,9 @@ CREATE OR REPLACE FUNCTION quick.requeue(item_id bigint, lease_id uuid, vesting_
                                          error text DEFAULT NULL)
 RETURNS quick.outcome
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     zone     text;

@@ -8,7 +8,9 @@
 CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,

@@ -15,7 +15,9 @@ CREATE OR REPLACE FUNCTION quick.settle_pointers(tenants text[], lease_ids uuid[
                                                  min_inactive interval)
 RETURNS TABLE (tenant text, action text, next_vesting_time timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();

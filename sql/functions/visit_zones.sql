@@ -48,7 +48,9 @@ RETURNS TABLE (kind text, tenant text, action text, pointer_lag interval,
                error_count integer, payload jsonb, enqueued_at timestamptz, client_item_id text,
                last_error text, ready_lag interval, age interval)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
+SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
     now_ts          timestamptz := statement_timestamp();

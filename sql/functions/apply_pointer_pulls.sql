@@ -12,7 +12,9 @@ RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     pulled    integer;
     max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);

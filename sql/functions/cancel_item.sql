@@ -8,7 +8,9 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     item quick.items;
 BEGIN

@@ -28,7 +28,9 @@ RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     limits quick.limits := quick.current_limits();
 BEGIN

@@ -8,7 +8,9 @@ RETURNS TABLE (item_id bigint, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.extend_item_leases');

@@ -7,7 +7,9 @@ RETURNS TABLE (item_id bigint, state text, vesting_time timestamptz, error_count
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     login_tenant text := quick.login_tenant();

@@ -4,7 +4,9 @@ RETURNS TABLE (tenant text, lease_id uuid, last_active_time timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.lease_next_pointers', false,

@@ -6,7 +6,9 @@ RETURNS TABLE (outcome quick.outcome, lease_id uuid, lease_expires_at timestampt
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
-SET jit = off AS $$
+SET jit = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(obtain_lease.item_id IS NULL, 'item_id', 'quick.obtain_lease');

@@ -50,8 +50,8 @@ class HotPathPlansTest : public DatabaseTest {
 TEST_F(HotPathPlansTest, EnqueueScanVisitAndAcknowledgementsNeverScanTheQueueTablesSequentially) {
   auto conn = connect();  // a new session: nothing planned yet
   pqxx::work txn(*conn);
-  // Each step more than five times, so that PL/pgSQL moves from custom plans to its cached
-  // generic one, the plan a long-lived session keeps.
+  // Each step more than five times: left to plan_cache_mode = auto, PL/pgSQL would move from
+  // custom plans to a cached generic one after five, the plan a long-lived session keeps.
   for (int round = 0; round < 7; ++round) {
     const std::string tenant = "t" + std::to_string(round + 1);
     txn.exec("SELECT quick.enqueue('new" + std::to_string(round) + "', 'job')");

@@ -27,6 +27,7 @@ DECLARE
     done_ids        bigint[];
     vesting_tenants text[];
     vesting_times   timestamptz[];
+    vesting_prios   integer[];
 BEGIN
     PERFORM quick.check_not_null(item_ids IS NULL, 'item_ids', 'quick.ack_items');
     PERFORM quick.check_not_null(lease_ids IS NULL, 'lease_ids', 'quick.ack_items');
@@ -94,15 +95,16 @@ BEGIN
                                  ELSE i.last_error END
           FROM input
          WHERE i.id = input.id AND i.lease_id = input.lease AND input.action IN ('retry', 'release')
-        RETURNING i.id, i.tenant, i.vesting_time)
+        RETURNING i.id, i.tenant, i.vesting_time, i.priority)
     SELECT coalesce((SELECT array_agg(d.id) FROM deleted d), '{}') ||
            coalesce((SELECT array_agg(u.id) FROM updated u), '{}'),
            coalesce((SELECT array_agg(u.tenant) FROM updated u), '{}'),
-           coalesce((SELECT array_agg(u.vesting_time) FROM updated u), '{}')
-      INTO done_ids, vesting_tenants, vesting_times;
+           coalesce((SELECT array_agg(u.vesting_time) FROM updated u), '{}'),
+           coalesce((SELECT array_agg(u.priority) FROM updated u), '{}')
+      INTO done_ids, vesting_tenants, vesting_times, vesting_prios;
 
     IF cardinality(vesting_tenants) > 0 THEN
-        PERFORM quick.request_pointer_pulls(vesting_tenants, vesting_times);
+        PERFORM quick.request_pointer_pulls(vesting_tenants, vesting_times, vesting_prios);
     END IF;
 
     RETURN QUERY

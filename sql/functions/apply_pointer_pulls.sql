@@ -1,7 +1,8 @@
 -- Apply pull requests recorded by enqueue, after their transactions committed. A pointer that a
 -- consumer holds is not moved (the holder settles it from the zone's real contents, which include
--- the committed item), unless its lease runs past now + quick.limits.max_pointer_lease. Never
--- waits on a row lock.
+-- the committed item), unless its lease runs past now + quick.limits.max_pointer_lease. A request
+-- that names an item's priority also lowers the zone's floor to that item's key when it is below
+-- it (docs/protocol.md#the-zone-floor), whatever the lease. Never waits on a row lock.
 --
 -- Requests are served oldest first, and a request whose pointer is locked right now (a visit, a
 -- producer that pulls in its own transaction) is passed over without counting against
@@ -30,8 +31,8 @@ BEGIN
     -- index lookup at a time (LATERAL), lazily: the LIMIT stops the scan once max_requests
     -- requests have a pointer this statement holds, or none at all (gone).
     WITH requests AS MATERIALIZED (
-        SELECT q.request, q.tenant, q.vesting_time, x.tenant IS NOT NULL AS locked
-          FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time FROM quick.pointer_pulls r
+        SELECT q.request, q.tenant, q.vesting_time, q.priority, x.tenant IS NOT NULL AS locked
+          FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time, r.priority FROM quick.pointer_pulls r
                  ORDER BY r.requested_at
                    FOR UPDATE SKIP LOCKED) q
           LEFT JOIN LATERAL (
@@ -41,21 +42,40 @@ BEGIN
          WHERE x.tenant IS NOT NULL
             OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)
          LIMIT max_requests),
+    -- Per zone the earliest vesting time (for the pointer) and the lowest key a request names
+    -- (for the zone's floor; requests recorded before migration 0010 name none).
     wanted AS MATERIALIZED (
-        SELECT r.tenant, min(r.vesting_time) AS vesting_time FROM requests r WHERE r.locked GROUP BY r.tenant),
+        SELECT r.tenant, min(r.vesting_time) AS vesting_time,
+               (SELECT k.priority FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
+                 ORDER BY k.priority, k.vesting_time LIMIT 1) AS floor_priority,
+               (SELECT k.vesting_time FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
+                 ORDER BY k.priority, k.vesting_time LIMIT 1) AS floor_vesting
+          FROM requests r WHERE r.locked GROUP BY r.tenant),
+    -- One update per zone: the pointer pulled in, and the floor lowered to the requests' lowest
+    -- key, whatever the pointer's lease (a lease holder settles the pointer, but only a request
+    -- lowers a floor). Both are decided in the update, on the pointer's newest version.
     pulled_pointers AS (
-        UPDATE quick.pointers p SET vesting_time = w.vesting_time
+        UPDATE quick.pointers p
+           SET vesting_time = CASE WHEN p.vesting_time > w.vesting_time
+                                        AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease)
+                                   THEN w.vesting_time ELSE p.vesting_time END,
+               floor_priority = CASE WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
+                                     THEN w.floor_priority ELSE p.floor_priority END,
+               floor_vesting = CASE WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
+                                    THEN w.floor_vesting ELSE p.floor_vesting END
           FROM wanted w
-         WHERE p.tenant = w.tenant AND p.vesting_time > w.vesting_time
-           AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease)
-        RETURNING p.tenant),
+         WHERE p.tenant = w.tenant
+           AND ((p.vesting_time > w.vesting_time
+                 AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease))
+                OR (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting))
+        RETURNING p.tenant, p.vesting_time = w.vesting_time AS pulled),
     done AS (
         -- Requests are finished when applied, when a lease holder will settle the pointer, or when
         -- the pointer is gone.
         DELETE FROM quick.pointer_pulls r
          WHERE r.ctid = ANY (ARRAY(SELECT q.request FROM requests q))
         RETURNING 1)
-    SELECT count(*) INTO pulled FROM pulled_pointers;
+    SELECT count(*) FILTER (WHERE pulled_pointers.pulled) INTO pulled FROM pulled_pointers;
     RETURN pulled;
 END
 $$;

@@ -9,8 +9,9 @@
 -- which the caller retries like any serialization failure.
 --
 -- If the existing pointer vests later than the new item, and no consumer holds it (or its lease
--- runs past now + quick.limits.max_pointer_lease), a pull request is recorded; a consumer applies
--- it after the commit. RR/SER callers may see a stale pointer version, so they always record one.
+-- runs past now + quick.limits.max_pointer_lease), or the item sorts below the zone's floor, a
+-- pull request is recorded; a consumer applies it after the commit. RR/SER callers may see a
+-- stale pointer version, so they always record one.
 CREATE OR REPLACE FUNCTION quick.enqueue(
     tenant         text,
     job_type       text,
@@ -31,6 +32,8 @@ DECLARE
     item_vesting      timestamptz;
     pointer_vesting   timestamptz;
     pointer_lease     uuid;
+    zone_floor_prio   integer;
+    zone_floor_vest   timestamptz;
     pointer_created   boolean := false;
     fence_checked     boolean := false;
 BEGIN
@@ -53,7 +56,8 @@ BEGIN
     item_vesting := statement_timestamp() + enqueue.vesting_delay;
 
     LOOP
-        SELECT p.vesting_time, p.lease_id INTO pointer_vesting, pointer_lease
+        SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+          INTO pointer_vesting, pointer_lease, zone_floor_prio, zone_floor_vest
           FROM quick.pointers p WHERE p.tenant = enqueue.tenant FOR KEY SHARE;
         EXIT WHEN FOUND;
         IF NOT fence_checked THEN  -- only a new pointer needs it (quick.check_tenants_here)
@@ -90,8 +94,11 @@ BEGIN
     IF NOT pointer_created
        AND ((pointer_vesting > item_vesting
              AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + limits.max_pointer_lease))
+            OR (zone_floor_prio IS NOT NULL
+                AND (enqueue.priority, item_vesting) < (zone_floor_prio, zone_floor_vest))
             OR current_setting('transaction_isolation') <> 'read committed') THEN
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (enqueue.tenant, item_vesting);
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
+        VALUES (enqueue.tenant, item_vesting, enqueue.priority);
     END IF;
     RETURN NEXT;
 END

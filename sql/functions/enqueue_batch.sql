@@ -28,6 +28,7 @@ DECLARE
     prio          integer;
     pending       text[];
     pending_first timestamptz[];
+    pending_prio  integer[];
     new_ids       bigint[];
     was_inserted  boolean[];
     locked        text[];
@@ -123,27 +124,32 @@ BEGIN
     -- is locked through its own index lookup (a LATERAL subquery with a locking clause is never
     -- flattened, so the plan is a nested loop in pending's order): "tenant = ANY (pending)" gets a
     -- generic plan that can scan the whole pointers table, O(pointers) per batch.
-    SELECT array_agg(u.t ORDER BY u.t), array_agg(u.first ORDER BY u.t)
-      INTO pending, pending_first
-      FROM (SELECT x.t, min(x.v) AS first FROM unnest(v_tenant, v_vesting) x(t, v) GROUP BY x.t) u;
+    SELECT array_agg(u.t ORDER BY u.t), array_agg(u.first ORDER BY u.t), array_agg(u.prio ORDER BY u.t)
+      INTO pending, pending_first, pending_prio
+      FROM (SELECT x.t, min(x.v) AS first, min(x.p) AS prio
+              FROM unnest(v_tenant, v_vesting, v_priority) x(t, v, p) GROUP BY x.t) u;
     LOOP
         WITH l AS (
-            SELECT p.tenant, p.vesting_time, p.lease_id, s.first
-              FROM unnest(pending, pending_first) s(t, first)
+            SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting, s.first, s.prio
+              FROM unnest(pending, pending_first, pending_prio) s(t, first, prio)
               CROSS JOIN LATERAL (
-                    SELECT p.tenant, p.vesting_time, p.lease_id FROM quick.pointers p
+                    SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+                      FROM quick.pointers p
                      WHERE p.tenant = s.t FOR KEY SHARE) p),
         pulls AS (
-            INSERT INTO quick.pointer_pulls (tenant, vesting_time)
-            SELECT l.tenant, l.first FROM l
+            -- (lowest priority, earliest vesting) is at or below every item's key of the zone.
+            INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
+            SELECT l.tenant, l.first, l.prio FROM l
              WHERE (l.vesting_time > l.first
                     AND (l.lease_id IS NULL OR l.vesting_time > now_ts + limits.max_pointer_lease))
+                OR (l.floor_priority IS NOT NULL AND (l.prio, l.first) < (l.floor_priority, l.floor_vesting))
                 OR NOT is_rc)
         SELECT array_agg(l.tenant) INTO locked FROM l;
         -- Tenants are distinct and each matches at most one pointer, so equal counts mean done.
         EXIT WHEN coalesce(cardinality(locked), 0) = cardinality(pending);
-        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t) INTO pending, pending_first
-          FROM unnest(pending, pending_first) u(t, f) WHERE u.t <> ALL (coalesce(locked, '{}'));
+        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t), array_agg(u.p ORDER BY u.t)
+          INTO pending, pending_first, pending_prio
+          FROM unnest(pending, pending_first, pending_prio) u(t, f, p) WHERE u.t <> ALL (coalesce(locked, '{}'));
         IF NOT fence_checked THEN  -- only new pointers need it (quick.check_tenants_here)
             PERFORM quick.check_tenants_here(pending, 'quick.enqueue_batch');
             fence_checked := true;
@@ -155,8 +161,9 @@ BEGIN
             RETURNING tenant)
         SELECT array_agg(ins.tenant) INTO created FROM ins;
         EXIT WHEN coalesce(cardinality(created), 0) = cardinality(pending);
-        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t) INTO pending, pending_first
-          FROM unnest(pending, pending_first) u(t, f) WHERE u.t <> ALL (coalesce(created, '{}'));
+        SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t), array_agg(u.p ORDER BY u.t)
+          INTO pending, pending_first, pending_prio
+          FROM unnest(pending, pending_first, pending_prio) u(t, f, p) WHERE u.t <> ALL (coalesce(created, '{}'));
     END LOOP;
 
     -- Ids are drawn up front so that each input position knows its id.

@@ -58,13 +58,18 @@ BEGIN
     wanted AS MATERIALIZED (
         -- least(): a delay over the limit makes the batch invalid (complete), but must not make
         -- the time computation overflow first.
-        SELECT i.tenant, statement_timestamp() + least(min(i.delay), limits.max_vesting_delay) AS first
+        SELECT i.tenant, statement_timestamp() + least(min(i.delay), limits.max_vesting_delay) AS first,
+               min(i.priority) AS priority
           FROM input i GROUP BY i.tenant),
     locked AS MATERIALIZED (
-        SELECT p.tenant, p.vesting_time, p.lease_id, w.first
+        SELECT p.tenant, p.vesting_time, p.lease_id, w.first, w.priority,
+               -- (lowest priority, earliest vesting) is at or below every item's key.
+               (p.floor_priority IS NOT NULL
+                AND (w.priority, w.first) < (p.floor_priority, p.floor_vesting)) AS below_floor
           FROM (SELECT * FROM wanted ORDER BY tenant) w
           CROSS JOIN LATERAL (
-                SELECT p.tenant, p.vesting_time, p.lease_id FROM quick.pointers p
+                SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+                  FROM quick.pointers p
                  WHERE p.tenant = w.tenant FOR KEY SHARE) p),
     -- One row, computed once: the limits are applied once per statement, not once per item.
     complete AS MATERIALIZED (
@@ -93,13 +98,14 @@ BEGIN
           FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first
         RETURNING quick.notify_consumers()),
     pulls AS (
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time)
-        SELECT l.tenant, l.first FROM locked l, complete c
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
+        SELECT l.tenant, l.first, l.priority FROM locked l, complete c
          WHERE c.ok
            AND ((l.vesting_time > l.first
-                 AND (l.lease_id IS NULL OR l.vesting_time > statement_timestamp() + limits.max_pointer_lease))
-                OR c.always_pull)
-           AND NOT EXISTS (SELECT 1 FROM claimed m WHERE m.tenant = l.tenant))
+                 AND (l.lease_id IS NULL OR l.vesting_time > statement_timestamp() + limits.max_pointer_lease)
+                 AND NOT EXISTS (SELECT 1 FROM claimed m WHERE m.tenant = l.tenant))
+                OR l.below_floor
+                OR c.always_pull))
     INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
     SELECT i.tenant, i.job_type, i.priority, statement_timestamp() + i.delay, i.payload
       FROM input i, complete c

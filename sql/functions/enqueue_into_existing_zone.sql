@@ -4,8 +4,8 @@
 -- (step (a)) and inserts the item (c) in one statement: the INSERT reads the lock's result, so it
 -- runs after it, and inserts nothing when there is no pointer. Then, if the pointer vests later
 -- than the item and no consumer holds it (or its lease runs past now +
--- quick.limits.max_pointer_lease), or the caller is not READ COMMITTED (it may see an older
--- pointer version), it does step (d): with pull_in_transaction a READ COMMITTED caller moves the
+-- quick.limits.max_pointer_lease), or the item sorts below the zone's floor, or the caller is not
+-- READ COMMITTED (it may see an older pointer version), it does step (d): with pull_in_transaction a READ COMMITTED caller moves the
 -- pointer itself when it can lock it FOR NO KEY UPDATE without waiting (held until it commits);
 -- otherwise, or when it cannot, it records a pull request.
 --
@@ -29,11 +29,16 @@ DECLARE
     pointer_vesting timestamptz;
     pointer_lease   uuid;
     max_lease       interval;
+    floor_prio      integer;
+    floor_vest      timestamptz;
+    below_floor     boolean;
+    pointer_pulled  boolean := false;
 BEGIN
     -- One statement: the lock (a), the limits, the tenant-login rule, the insert (c). An item
     -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
     WITH p AS MATERIALIZED (
-        SELECT p.vesting_time, p.lease_id FROM quick.pointers p WHERE p.tenant = tenant FOR KEY SHARE),
+        SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+          FROM quick.pointers p WHERE p.tenant = tenant FOR KEY SHARE),
     l AS MATERIALIZED (
         SELECT l.max_payload_bytes, l.max_vesting_delay, l.max_pointer_lease FROM quick.limits l),
     inserted AS (
@@ -46,16 +51,22 @@ BEGIN
            AND NOT EXISTS (SELECT 1 FROM quick.tenant_logins t
                             WHERE t.login = session_user AND t.tenant IS DISTINCT FROM tenant)
         RETURNING id, vesting_time)
-    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id, l.max_pointer_lease
-      INTO new_id, new_vesting, pointer_vesting, pointer_lease, max_lease
+    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id, l.max_pointer_lease,
+           p.floor_priority, p.floor_vesting
+      INTO new_id, new_vesting, pointer_vesting, pointer_lease, max_lease, floor_prio, floor_vest
       FROM p, l, inserted;
     IF new_id IS NULL THEN
         RETURN NULL;
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
-    ELSIF pointer_vesting > new_vesting
-          AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
+        RETURN new_id;
+    END IF;
+    -- Below the zone's floor (a priority below the floor's, or this statement began before a visit
+    -- that raised the floor): the pull request lowers the floor when a consumer applies it.
+    below_floor := floor_prio IS NOT NULL AND (priority, new_vesting) < (floor_prio, floor_vest);
+    IF pointer_vesting > new_vesting
+       AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
         -- The lock re-reads the pointer, so one that a visit settled since this function's
         -- snapshot is judged on its settled version.
         UPDATE quick.pointers p SET vesting_time = new_vesting
@@ -65,9 +76,13 @@ BEGIN
                               FOR NO KEY UPDATE SKIP LOCKED);
         IF FOUND THEN
             PERFORM quick.notify_consumers();  -- the zone vests at commit, unannounced otherwise
-        ELSE
-            INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES (tenant, new_vesting);
+            pointer_pulled := true;
         END IF;
+        IF NOT pointer_pulled OR below_floor THEN
+            INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
+        END IF;
+    ELSIF below_floor THEN
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
     END IF;
     RETURN new_id;
 END

@@ -31,7 +31,9 @@ BEGIN
                 WHERE i.id = w.id AND i.lease_id = w.lease
                   FOR NO KEY UPDATE SKIP LOCKED) x),
     extended AS (
-        UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
+        -- Never earlier than the lease ends now: an item's key only grows while it is leased, so
+        -- it never sorts below the floor a visit raised meanwhile (docs/protocol.md#the-zone-floor).
+        UPDATE quick.items i SET vesting_time = greatest(i.vesting_time, statement_timestamp() + lease_duration)
           FROM free f
          WHERE i.id = f.id AND i.id = ANY (ARRAY(SELECT f2.id FROM free f2))
         RETURNING i.id, i.vesting_time)

@@ -1,5 +1,6 @@
 -- Extend a lease: succeeds while the caller's lease id is still on the item, i.e. the lease is
--- live, or it ran out but nobody leased the item since.
+-- live, or it ran out but nobody leased the item since. The lease then ends lease_duration from
+-- now, or when it already did if that is later: an extension never shortens a lease.
 CREATE OR REPLACE FUNCTION quick.extend_lease(item_id bigint, lease_id uuid, lease_duration interval)
 RETURNS TABLE (outcome quick.outcome, lease_expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -14,7 +15,9 @@ BEGIN
     PERFORM quick.check_not_null(extend_lease.lease_id IS NULL, 'lease_id', 'quick.extend_lease');
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.extend_lease', false,
                                  (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
-    UPDATE quick.items i SET vesting_time = statement_timestamp() + lease_duration
+    -- Never earlier than the lease ends now: an item's key only grows while it is leased, so
+    -- it never sorts below the floor a visit raised meanwhile (docs/protocol.md#the-zone-floor).
+    UPDATE quick.items i SET vesting_time = greatest(i.vesting_time, statement_timestamp() + lease_duration)
      WHERE i.id = extend_lease.item_id AND i.lease_id = extend_lease.lease_id
     RETURNING 'done'::quick.outcome, i.vesting_time INTO outcome, lease_expires_at;
     IF NOT FOUND THEN

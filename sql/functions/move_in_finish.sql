@@ -17,7 +17,10 @@ BEGIN
     IF item_count > 0 THEN
         INSERT INTO quick.pointers AS p (tenant, vesting_time, last_active_time)
         VALUES (tenant, first_vesting, statement_timestamp())
-        ON CONFLICT ON CONSTRAINT pointers_pkey DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time);
+        -- The moved-in items may sort below the floor a pointer here has: it goes (scans start at
+        -- the zone's beginning until a visit raises it again).
+        ON CONFLICT ON CONSTRAINT pointers_pkey DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time),
+                                                              floor_priority = NULL, floor_vesting = NULL;
     END IF;
     IF paused THEN
         INSERT INTO quick.paused_tenants (tenant, reason) VALUES (tenant, pause_reason)

@@ -11,6 +11,7 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     zone     text;
     vests_at timestamptz;
+    prio     integer;
 BEGIN
     PERFORM quick.check_not_null(release_lease.item_id IS NULL, 'item_id', 'quick.release_lease');
     PERFORM quick.check_not_null(release_lease.lease_id IS NULL, 'lease_id', 'quick.release_lease');
@@ -19,9 +20,9 @@ BEGIN
     UPDATE quick.items i
        SET vesting_time = statement_timestamp() + release_lease.vesting_delay, lease_id = NULL
      WHERE i.id = release_lease.item_id AND i.lease_id = release_lease.lease_id
-    RETURNING i.tenant, i.vesting_time INTO zone, vests_at;
+    RETURNING i.tenant, i.vesting_time, i.priority INTO zone, vests_at, prio;
     IF FOUND THEN
-        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at]);
+        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at], ARRAY[prio]);
         RETURN 'done';
     END IF;
     RETURN quick.item_miss_reason(release_lease.item_id);

@@ -14,6 +14,7 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     zone     text;
     vests_at timestamptz;
+    prio     integer;
 BEGIN
     PERFORM quick.check_not_null(requeue.item_id IS NULL, 'item_id', 'quick.requeue');
     IF requeue.lease_id IS NULL THEN
@@ -26,9 +27,9 @@ BEGIN
            error_count = i.error_count + 1, last_error = coalesce(requeue.error, i.last_error)
      WHERE i.id = requeue.item_id
        AND (requeue.lease_id IS NULL OR i.lease_id = requeue.lease_id)
-    RETURNING i.tenant, i.vesting_time INTO zone, vests_at;
+    RETURNING i.tenant, i.vesting_time, i.priority INTO zone, vests_at, prio;
     IF FOUND THEN
-        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at]);
+        PERFORM quick.request_pointer_pulls(ARRAY[zone], ARRAY[vests_at], ARRAY[prio]);
         RETURN 'done';
     END IF;
     RETURN quick.item_miss_reason(requeue.item_id);

@@ -22,12 +22,19 @@
 --      it, or delete it when the zone has been empty for min_inactive. A zone an enqueuer holds
 --      right now is released to vest now. The earliest vesting time counts only job types not
 --      paused; a zone that holds paused items only is requeued for quick.limits.max_pointer_lease
---      (never collected: it is not empty), and quick.resume_job_type pulls it back.
+--      (never collected: it is not empty), and quick.resume_job_type pulls it back. The same
+--      statement raises each locked zone's floor to the zone's lowest key (docs/protocol.md#the-zone-floor).
 -- Returns one row per dequeued item (kind 'item'), one per zone visited (kind 'pointer', with
 -- what happened: requeued, parked, collected, released_busy; and pointer_lag, how long the
 -- pointer had been vested), and for each tenant that was not visited one row of kind 'conflict': 'locked' (another consumer was visiting it), 'not_vested' (visited and requeued
 -- by someone else since it was peeked) or 'gone'. ready_lag: how long each item had been vested;
 -- age: since its enqueue (database clock).
+--
+-- Every probe and scan of a zone starts at the zone's floor (quick.pointers.floor_priority,
+-- floor_vesting: no item sorts below it but those a pull request names), not at the zone's first
+-- index entry: entries below it belong to consumed items, and while a long snapshot holds vacuum
+-- back they pile up, two per job (docs/benchmarks.md#10-held-snapshot). Only the decision to
+-- collect a zone looks below it.
 --
 -- Two things keep a visit's cost proportional to the zones and items it touches:
 --   * time linear in the zones visited: the steps' results are carried as one flag per zone in
@@ -63,7 +70,11 @@ DECLARE
     zone_lag        interval[];      -- how long the pointer had been vested
     zone_found      boolean[];       -- it had vested items to take (step 1's probe)
     zone_busy       boolean[];       -- it still has vested items after the dequeue (step 3)
+    zone_floor_prio integer[];       -- the zone's floor (where its scans start; -2^31 and
+    zone_floor_vest timestamptz[];   -- -infinity when it has none)
     found_zones     text[];
+    found_floor_prio integer[];
+    found_floor_vest timestamptz[];
     busy_zones      text[];
     -- The zones to settle (the visited ones that are not busy), with their flags, and per zone
     -- whether step 4a locked it.
@@ -72,6 +83,8 @@ DECLARE
     settle_lag      interval[];
     settle_found    boolean[];
     settle_locked   boolean[];
+    settle_floor_prio integer[];
+    settle_floor_vest timestamptz[];
     -- Step 2's candidates, in zone order and each zone's order.
     cand_ids        bigint[];
     cand_ready      timestamptz[];
@@ -102,12 +115,23 @@ BEGIN
            coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
            coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.active ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
-      INTO zone_tenants, zone_active, zone_lag, zone_found, found_zones
+           coalesce(array_agg(l.floor_prio ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.floor_vest ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
+           coalesce(array_agg(l.floor_prio ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
+           coalesce(array_agg(l.floor_vest ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
+      INTO zone_tenants, zone_active, zone_lag, zone_found, zone_floor_prio, zone_floor_vest,
+           found_zones, found_floor_prio, found_floor_vest
       FROM (SELECT p.tenant, p.last_active_time, p.vesting_time,
-                   -- Through the zone index, in its order (see the header): not an EXISTS.
+                   coalesce(p.floor_priority, -2147483648) AS floor_prio,
+                   coalesce(p.floor_vesting, '-infinity') AS floor_vest,
+                   -- Through the zone index, in its order, from the zone's floor (see the header):
+                   -- not an EXISTS.
                    coalesce((SELECT true FROM quick.items i
-                              WHERE i.tenant = p.tenant AND i.vesting_time <= now_ts
+                              WHERE i.tenant = p.tenant
+                                AND (i.priority, i.vesting_time) >= (coalesce(p.floor_priority, -2147483648),
+                                                                     coalesce(p.floor_vesting, '-infinity'))
+                                AND i.vesting_time <= now_ts
                                 AND i.job_type <> ALL (skipped_types)
                               ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
               FROM quick.pointers p
@@ -144,11 +168,12 @@ BEGIN
                coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
                coalesce(sum(c.bytes), 0)
           INTO cand_ids, cand_ready, cand_zone, cand_bytes, cand_total
-          FROM unnest(found_zones) WITH ORDINALITY z(tenant, n)
+          FROM unnest(found_zones, found_floor_prio, found_floor_vest) WITH ORDINALITY z(tenant, fp, fv, n)
           CROSS JOIN LATERAL (
                 SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
                   FROM quick.items i
-                 WHERE i.tenant = z.tenant AND i.vesting_time <= now_ts
+                 WHERE i.tenant = z.tenant AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                   AND i.vesting_time <= now_ts
                    AND i.job_type <> ALL (skipped_types)
                  ORDER BY i.priority, i.vesting_time
                  LIMIT dequeue_max
@@ -187,12 +212,14 @@ BEGIN
     -- vested, so no enqueue can be delayed by it, and a plain no-key update does not disturb
     -- REPEATABLE READ / SERIALIZABLE enqueuers the way a FOR UPDATE lock does.
     SELECT coalesce(array_agg(z.found AND coalesce((SELECT true FROM quick.items i
-                                                     WHERE i.tenant = z.t AND i.vesting_time <= now_ts
+                                                     WHERE i.tenant = z.t
+                                                       AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                                                       AND i.vesting_time <= now_ts
                                                        AND i.job_type <> ALL (paused_types)
                                                      ORDER BY i.priority, i.vesting_time LIMIT 1), false)
                               ORDER BY z.n), '{}')
       INTO zone_busy
-      FROM unnest(zone_tenants, zone_found) WITH ORDINALITY z(t, found, n);
+      FROM unnest(zone_tenants, zone_found, zone_floor_prio, zone_floor_vest) WITH ORDINALITY z(t, found, fp, fv, n);
     busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
                          WHERE z.busy ORDER BY z.n);
     IF cardinality(busy_zones) > 0 THEN
@@ -206,10 +233,11 @@ BEGIN
          WHERE z.busy;
     END IF;
     SELECT coalesce(array_agg(z.t ORDER BY z.n), '{}'), coalesce(array_agg(z.active ORDER BY z.n), '{}'),
-           coalesce(array_agg(z.lag ORDER BY z.n), '{}'), coalesce(array_agg(z.found ORDER BY z.n), '{}')
-      INTO settle_tenants, settle_active, settle_lag, settle_found
-      FROM unnest(zone_tenants, zone_active, zone_lag, zone_found, zone_busy) WITH ORDINALITY
-           z(t, active, lag, found, busy, n)
+           coalesce(array_agg(z.lag ORDER BY z.n), '{}'), coalesce(array_agg(z.found ORDER BY z.n), '{}'),
+           coalesce(array_agg(z.fp ORDER BY z.n), '{}'), coalesce(array_agg(z.fv ORDER BY z.n), '{}')
+      INTO settle_tenants, settle_active, settle_lag, settle_found, settle_floor_prio, settle_floor_vest
+      FROM unnest(zone_tenants, zone_active, zone_lag, zone_found, zone_busy, zone_floor_prio, zone_floor_vest)
+           WITH ORDINALITY z(t, active, lag, found, busy, fp, fv, n)
      WHERE NOT z.busy;
     IF cardinality(settle_tenants) = 0 THEN
         RETURN;
@@ -235,19 +263,34 @@ BEGIN
     RETURN QUERY
     WITH zones AS (
         SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting,
-               -- Only paused items left (probed only then, in the zone index's order as above).
-               (fv.first_vesting IS NULL AND cardinality(paused_types) > 0
+               z.fp, k.priority AS lowest_priority, k.vesting_time AS lowest_vesting,
+               -- Only paused items left.
+               (fv.first_vesting IS NULL AND cardinality(paused_types) > 0 AND k.priority IS NOT NULL) AS held,
+               -- Nothing from the floor up, and about to be collected: an item below the floor
+               -- (its pull request not applied yet, docs/protocol.md#the-zone-floor) must keep the
+               -- zone, so only then is the whole zone probed.
+               (z.locked AND fv.first_vesting IS NULL AND k.priority IS NULL AND NOT z.found
+                AND z.active <= now_ts - min_inactive
                 AND coalesce((SELECT true FROM quick.items i WHERE i.tenant = z.t
-                               ORDER BY i.priority, i.vesting_time LIMIT 1), false)) AS held
-          FROM unnest(settle_tenants, settle_active, settle_lag, settle_found, settle_locked)
-               z(t, active, lag, found, locked)
+                               ORDER BY i.priority, i.vesting_time LIMIT 1), false)) AS stray
+          FROM unnest(settle_tenants, settle_active, settle_lag, settle_found, settle_locked,
+                      settle_floor_prio, settle_floor_vest)
+               z(t, active, lag, found, locked, fp, fv)
+          -- The zone's lowest key from its floor up, any job type: the floor this visit raises it
+          -- to (in the zone index's order, as above).
+          LEFT JOIN LATERAL (
+                SELECT i.priority, i.vesting_time FROM quick.items i
+                 WHERE i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                 ORDER BY i.priority, i.vesting_time LIMIT 1) k
+            ON z.locked
           -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
-          -- the first entry of each priority in use, then the earliest of those; paused job types
-          -- left out.
+          -- the first entry of each priority in use from the floor up, then the earliest of those;
+          -- paused job types left out.
           LEFT JOIN LATERAL (
                 WITH RECURSIVE firsts AS (
                     (SELECT i.priority, i.vesting_time FROM quick.items i
-                      WHERE i.tenant = z.t AND i.job_type <> ALL (paused_types)
+                      WHERE i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                        AND i.job_type <> ALL (paused_types)
                       ORDER BY i.priority, i.vesting_time LIMIT 1)
                     UNION ALL
                     SELECT next.priority, next.vesting_time
@@ -262,14 +305,27 @@ BEGIN
     plan AS (
         SELECT z.tenant, z.lag, z.found,
                CASE WHEN NOT z.locked THEN 'released_busy'
-                    WHEN z.first_vesting IS NOT NULL OR z.held THEN 'requeued'
+                    WHEN z.first_vesting IS NOT NULL OR z.held OR z.stray THEN 'requeued'
                     WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
                     ELSE 'parked' END AS action,
                CASE WHEN NOT z.locked THEN now_ts
                     WHEN z.first_vesting IS NOT NULL THEN greatest(z.first_vesting, now_ts)
                     WHEN z.held THEN now_ts + limits.max_pointer_lease
+                    WHEN z.stray THEN now_ts
                     WHEN z.found THEN now_ts + min_inactive
-                    ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting
+                    ELSE greatest(z.last_active + min_inactive, now_ts) END AS next_vesting,
+               -- The raised floor: the zone's lowest key, its vesting time capped at now_ts (a
+               -- later enqueue reads its vesting time after this commits, so it sorts at or
+               -- above the floor unless its priority is lower). An empty zone keeps its floor's
+               -- priority (0 when it had none: the default priority) from now_ts. A zone with
+               -- an item below the floor starts again from its beginning.
+               CASE WHEN z.stray THEN NULL
+                    WHEN z.lowest_priority IS NOT NULL THEN z.lowest_priority
+                    WHEN z.fp = -2147483648 THEN 0
+                    ELSE z.fp END AS floor_priority,
+               CASE WHEN z.stray THEN NULL
+                    WHEN z.lowest_priority IS NOT NULL THEN least(z.lowest_vesting, now_ts)
+                    ELSE now_ts END AS floor_vesting
           FROM zones z),
     collected AS (
         DELETE FROM quick.pointers p USING plan
@@ -283,7 +339,11 @@ BEGIN
                busy_settles = CASE WHEN plan.action = 'released_busy' AND NOT plan.found
                                    THEN least(p.busy_settles + 1, 100) ELSE 0 END,
                lease_id = NULL,
-               last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END
+               last_active_time = CASE WHEN plan.found THEN now_ts ELSE p.last_active_time END,
+               floor_priority = CASE WHEN plan.action = 'released_busy' THEN p.floor_priority
+                                     ELSE plan.floor_priority END,
+               floor_vesting = CASE WHEN plan.action = 'released_busy' THEN p.floor_vesting
+                                    ELSE plan.floor_vesting END
           FROM plan
          WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
         RETURNING p.tenant)

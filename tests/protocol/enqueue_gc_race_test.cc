@@ -561,6 +561,19 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
           stats.note(pointer_in_time ? (requested ? "pointer in time, request too" : "pointer in time")
                                      : "pull request");
           if (!pointer_in_time && !requested) problems.push_back("the item waits for a parked pointer, unrequested");
+          // Found by the zone's scans: at or above the floor the visit may have raised, or named by
+          // a pull request that lowers it (docs/protocol.md#the-zone-floor).
+          const std::string race_item = "quick.items i WHERE i.tenant = $1 AND i.job_type = 'race'";
+          const bool above_floor = count("SELECT count(*) FROM quick.pointers p, " + race_item +
+                                             " AND p.tenant = $1 AND (p.floor_priority IS NULL OR "
+                                             "(i.priority, i.vesting_time) >= (p.floor_priority, p.floor_vesting))",
+                                         tenant) == 1;
+          const bool floor_requested = count("SELECT count(*) FROM quick.pointer_pulls r, " + race_item +
+                                                 " AND r.tenant = $1 AND r.priority IS NOT NULL AND "
+                                                 "(r.priority, r.vesting_time) <= (i.priority, i.vesting_time)",
+                                             tenant) > 0;
+          if (!above_floor && !floor_requested)
+            problems.push_back("the item sorts below the zone's floor, unrequested");
           return problems;
         });
     report(result, std::string("producer batch fast path in E(RC, ") +

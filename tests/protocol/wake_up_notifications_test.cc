@@ -122,7 +122,7 @@ TEST_F(WakeUpSettingTest, ARetryThatVestsBeforeItsParkedPointerNotifiesThroughIt
   query("SELECT quick.enqueue('retried', 'job', '{}', interval '1 hour')");
   auto listening = connect();
   Listener listener(*listening);
-  query("SELECT quick.request_pointer_pulls(ARRAY['retried'], ARRAY[now()])");
+  query("SELECT quick.request_pointer_pulls(ARRAY['retried'], ARRAY[now()], ARRAY[0])");
   EXPECT_EQ(listener.received_within(kWait), 1);
 }
 

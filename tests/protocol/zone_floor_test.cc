@@ -1,0 +1,231 @@
+// Each zone's floor (docs/protocol.md#the-zone-floor): a visit raises it to the zone's lowest key
+// so that later scans start past what the zone consumed, and nothing may end up below it unseen.
+// An item that sorts below the floor (a lower priority than the floor's, an enqueue or requeue
+// whose statement began before the visit that raised it) is named by a pull request, which
+// lowers the floor when applied; an enqueue in flight keeps a visit from raising the floor at
+// all; and a zone whose only items are below its floor is never collected. Every enqueue path is
+// run, at READ COMMITTED and REPEATABLE READ, with deliberate interleavings on real connections.
+// The last test shows what the floor is for: with a snapshot held open, a probe from the floor
+// reads an entry or two of the zone index where one from the zone's beginning walks every
+// consumed job's entries.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/enqueue_paths.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using testing::EnqueuePath;
+
+struct Visit {
+  std::vector<long long> item_ids;
+  std::string action;  // the zone's outcome ('' when it was not visited)
+};
+
+class ZoneFloorTest : public testing::DatabaseTest {
+ protected:
+  // One visit of `tenant` (up to 100 items, 30-s item leases, zones empty for an hour collected).
+  Visit visit(const std::string& tenant) {
+    Visit out;
+    const auto rows = query("SELECT kind, action, item_id FROM quick.visit_zones(ARRAY['" + tenant +
+                            "'], 100, interval '30 seconds', interval '1 hour')");
+    for (const auto& row : rows) {
+      if (row[0].as<std::string>() == "item") out.item_ids.push_back(row[2].as<long long>());
+      if (row[0].as<std::string>() == "pointer") out.action = row[1].as<std::string>();
+    }
+    return out;
+  }
+  // The zone's floor as text "(priority,vesting)", or nullopt when it has none.
+  std::optional<std::string> floor_of(const std::string& tenant) {
+    const auto rows = query("SELECT floor_priority, floor_vesting FROM quick.pointers WHERE tenant = '" + tenant + "'");
+    if (rows.empty() || rows[0][0].is_null()) return std::nullopt;
+    return "(" + rows[0][0].as<std::string>() + "," + rows[0][1].as<std::string>() + ")";
+  }
+  void complete_leased(const std::string& tenant) {
+    query("SELECT quick.complete(id, lease_id) FROM quick.items WHERE tenant = '" + tenant +
+          "' AND lease_id IS NOT NULL");
+  }
+  // The zone is drained: one item of `priority` enqueued, taken by a visit and completed. The
+  // visit raised the floor to that priority; the pointer is made vested again so that only the
+  // floor can hold a new item back.
+  void drain_at_priority(const std::string& tenant, int priority) {
+    query("SELECT quick.enqueue('" + tenant + "', 'job', '{}', '0', " + std::to_string(priority) + ")");
+    ASSERT_EQ(visit(tenant).item_ids.size(), 1u);
+    complete_leased(tenant);
+    ASSERT_TRUE(floor_of(tenant).has_value()) << "the visit did not raise the floor";
+    query("UPDATE quick.pointers SET vesting_time = now() WHERE tenant = '" + tenant + "'");
+  }
+  int pull_requests_naming_priority(const std::string& tenant, int priority) {
+    return query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = '" + tenant +
+                            "' AND priority = " + std::to_string(priority));
+  }
+  // Entries of the zone index a probe for the zone's first vested item reads, from `from` (a row of
+  // priority and vesting time): the statement and the count in one transaction, whose own
+  // statistics pg_stat_get_xact_tuples_returned reports.
+  long long probe_entries(const std::string& tenant, const std::string& from) {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    txn.exec("SELECT true FROM quick.items i WHERE i.tenant = " + txn.quote(tenant) +
+             " AND (i.priority, i.vesting_time) >= " + from +
+             " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1");
+    return txn.exec("SELECT pg_stat_get_xact_tuples_returned('quick.items_zone_order'::regclass)")
+        .at(0)
+        .at(0)
+        .as<long long>();
+  }
+  // Items of the zone that a visit took (leased), after applying pull requests.
+  std::vector<long long> apply_pulls_and_visit(const std::string& tenant) {
+    query("SELECT quick.apply_pointer_pulls()");
+    query("UPDATE quick.pointers SET vesting_time = least(vesting_time, now()) WHERE tenant = '" + tenant + "'");
+    return visit(tenant).item_ids;
+  }
+};
+
+TEST_F(ZoneFloorTest, AVisitRaisesTheFloorPastWhatItTookAndLaterItemsAreStillFound) {
+  for (int i = 0; i < 3; ++i) query("SELECT quick.enqueue('z', 'job')");
+  query("SELECT quick.enqueue('z', 'job', '{}', interval '1 hour')");
+  const auto last_enqueued = query_value<std::string>("SELECT max(enqueued_at)::text FROM quick.items");
+  EXPECT_FALSE(floor_of("z").has_value()) << "a new pointer has no floor";
+
+  const auto first = visit("z");
+  EXPECT_EQ(first.item_ids.size(), 3u);
+  ASSERT_TRUE(floor_of("z").has_value());
+  EXPECT_TRUE(query_value<bool>("SELECT floor_priority = 0 AND floor_vesting >= '" + last_enqueued +
+                                "' FROM quick.pointers WHERE tenant = 'z'"))
+      << "floor " << *floor_of("z") << ", last item enqueued at " << last_enqueued;
+  EXPECT_TRUE(query_value<bool>("SELECT floor_vesting <= statement_timestamp() FROM quick.pointers"))
+      << "the floor's vesting time is capped at the visit's time, so later enqueues sort above it";
+
+  // The pointer vested, so that only the floor could call for a pull request.
+  query("UPDATE quick.pointers SET vesting_time = now() WHERE tenant = 'z'");
+  query("SELECT quick.enqueue('z', 'job')");
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0) << "the new item is above the floor";
+  EXPECT_EQ(visit("z").item_ids.size(), 1u);
+}
+
+class ZoneFloorPathTest : public ZoneFloorTest, public ::testing::WithParamInterface<EnqueuePath> {};
+
+TEST_P(ZoneFloorPathTest, AnItemBelowTheFloorIsNamedByAPullRequestAndFoundOnceItIsApplied) {
+  drain_at_priority("z", 5);
+  auto conn = connect();
+  {
+    pqxx::work txn(*conn);
+    ASSERT_FALSE(txn.exec(testing::enqueue_statement(GetParam(), "z")).empty());  // priority 0
+    txn.commit();
+  }
+  EXPECT_EQ(pull_requests_naming_priority("z", 0), 1);
+
+  // A visit before the request is applied does not see the item, and must not lose it.
+  const auto early = visit("z");
+  EXPECT_TRUE(early.item_ids.empty());
+  EXPECT_NE(early.action, "collected");
+  EXPECT_EQ(apply_pulls_and_visit("z").size(), 1u) << "the applied request lowered the floor";
+  EXPECT_TRUE(query_value<bool>("SELECT floor_priority = 0 FROM quick.pointers WHERE tenant = 'z'"));
+}
+
+// An enqueue whose transaction is open holds the pointer FOR KEY SHARE: the visit cannot lock
+// the zone to settle it, so it leaves the floor where it was, and the item is found after the
+// commit. REPEATABLE READ callers always record a request (they may read an older floor).
+TEST_P(ZoneFloorPathTest, AnEnqueueInFlightKeepsTheVisitFromRaisingTheFloor) {
+  for (const auto& [isolation, tenant] : {std::pair<std::string, std::string>{"READ COMMITTED", "z-rc"},
+                                          std::pair<std::string, std::string>{"REPEATABLE READ", "z-rr"}}) {
+    SCOPED_TRACE(isolation);
+    drain_at_priority(tenant, 0);
+    const auto floor_before = floor_of(tenant);
+
+    auto producer = connect();
+    pqxx::nontransaction session(*producer);
+    session.exec("BEGIN ISOLATION LEVEL " + isolation);
+    ASSERT_FALSE(session.exec(testing::enqueue_statement(GetParam(), tenant)).empty());
+
+    const auto during = visit(tenant);
+    EXPECT_TRUE(during.item_ids.empty());
+    EXPECT_EQ(during.action, "released_busy");
+    EXPECT_EQ(floor_of(tenant), floor_before) << "a visit raised the floor over an enqueue in flight";
+
+    session.exec("COMMIT");
+    EXPECT_EQ(apply_pulls_and_visit(tenant).size(), 1u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, ZoneFloorPathTest, ::testing::ValuesIn(testing::every_enqueue_path()),
+                         [](const auto& info) { return testing::enqueue_path_name(info.param); });
+
+TEST_F(ZoneFloorTest, ABatchEnqueueBelowTheFloorNamesItsLowestKey) {
+  drain_at_priority("z", 5);
+  query(R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"z","job_type":"job","priority":7},
+                                               {"tenant":"z","job_type":"job","priority":2}]'))");
+  EXPECT_EQ(pull_requests_naming_priority("z", 2), 1);
+  EXPECT_EQ(apply_pulls_and_visit("z").size(), 2u);
+}
+
+// A requeue (or released lease) writes a key that may sort below a floor raised while the item
+// was leased: a visit that raised it past the lease's end, made here directly.
+TEST_F(ZoneFloorTest, ARequeueBelowTheFloorIsNamedByAPullRequest) {
+  query("SELECT quick.enqueue('z', 'job')");
+  ASSERT_EQ(visit("z").item_ids.size(), 1u);
+  // The pointer vested, so that only the floor can call for a request.
+  const std::string raise_floor =
+      "UPDATE quick.pointers SET floor_priority = 0, floor_vesting = now() + interval '10 minutes', "
+      "vesting_time = now()";
+  query(raise_floor);
+  EXPECT_EQ(query_value<std::string>("SELECT quick.requeue(id, lease_id)::text FROM quick.items"), "done");
+  EXPECT_EQ(pull_requests_naming_priority("z", 0), 1);
+  EXPECT_EQ(apply_pulls_and_visit("z").size(), 1u);
+
+  query(raise_floor);
+  query(
+      "SELECT quick.ack_items(array_agg(id), array_agg(lease_id), array_agg('release'::text), "
+      "array_agg(interval '0'), array_agg(NULL::text)) FROM quick.items");
+  EXPECT_EQ(pull_requests_naming_priority("z", 0), 1);
+  EXPECT_EQ(apply_pulls_and_visit("z").size(), 1u);
+}
+
+// Only the decision to collect a zone looks below its floor: an item there (its request not
+// applied yet) keeps the zone, which starts again from its beginning and vests now.
+TEST_F(ZoneFloorTest, AZoneWhoseItemsAreAllBelowItsFloorIsNotCollected) {
+  query("SELECT quick.enqueue('z', 'job')");
+  query(
+      "UPDATE quick.pointers SET floor_priority = 0, floor_vesting = now() + interval '10 minutes', "
+      "last_active_time = now() - interval '2 hours'");
+  const auto stray = visit("z");
+  EXPECT_TRUE(stray.item_ids.empty());
+  EXPECT_EQ(stray.action, "requeued");
+  EXPECT_FALSE(floor_of("z").has_value());
+  EXPECT_EQ(visit("z").item_ids.size(), 1u);
+}
+
+TEST_F(ZoneFloorTest, WithASnapshotHeldOpenAProbeFromTheFloorSkipsWhatTheZoneConsumed) {
+  auto holder = connect();
+  pqxx::nontransaction held(*holder);
+  held.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  held.exec("SELECT count(*) FROM quick.items");  // takes the snapshot
+
+  for (int round = 0; round < 20; ++round) {
+    query(
+        "SELECT quick.enqueue_batch(jsonb_agg(jsonb_build_object('tenant', 'z', 'job_type', 'job'))) "
+        "FROM generate_series(1, 100)");
+    ASSERT_EQ(apply_pulls_and_visit("z").size(), 100u) << "round " << round;
+    complete_leased("z");
+  }
+  query("SELECT quick.enqueue('z', 'job')");
+
+  const auto floor = query("SELECT floor_priority, floor_vesting FROM quick.pointers WHERE tenant = 'z'");
+  ASSERT_FALSE(floor.empty() || floor[0][0].is_null());
+  const auto from_floor = probe_entries(
+      "z", "(" + floor[0][0].as<std::string>() + ", '" + floor[0][1].as<std::string>() + "'::timestamptz)");
+  const auto from_beginning = probe_entries("z", "(-2147483648, '-infinity'::timestamptz)");
+  EXPECT_LT(from_floor, 5) << "from the zone's beginning: " << from_beginning;
+  EXPECT_GT(from_beginning, 2000) << "the control: from the zone's beginning the probe walks the 2,000 consumed "
+                                     "items' entries (4,000 with their leases' once those vest)";
+  held.exec("ROLLBACK");
+}
+
+}  // namespace
+}  // namespace quick

@@ -46,6 +46,10 @@ BEGIN
     -- (for the zone's floor; requests recorded before migration 0010 name none).
     wanted AS MATERIALIZED (
         SELECT r.tenant, min(r.vesting_time) AS vesting_time,
+               -- A request that names no key (recorded by code older than migration 0010, or by
+               -- quick.resume_tenant / resume_job_type) drops the zone's floor: scans start at the
+               -- zone's beginning again until a visit raises it.
+               bool_or(r.priority IS NULL) AS drop_floor,
                (SELECT k.priority FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
                  ORDER BY k.priority, k.vesting_time LIMIT 1) AS floor_priority,
                (SELECT k.vesting_time FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
@@ -59,14 +63,17 @@ BEGIN
            SET vesting_time = CASE WHEN p.vesting_time > w.vesting_time
                                         AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease)
                                    THEN w.vesting_time ELSE p.vesting_time END,
-               floor_priority = CASE WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
+               floor_priority = CASE WHEN w.drop_floor THEN NULL
+                                     WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
                                      THEN w.floor_priority ELSE p.floor_priority END,
-               floor_vesting = CASE WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
+               floor_vesting = CASE WHEN w.drop_floor THEN NULL
+                                    WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
                                     THEN w.floor_vesting ELSE p.floor_vesting END
           FROM wanted w
          WHERE p.tenant = w.tenant
            AND ((p.vesting_time > w.vesting_time
                  AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease))
+                OR (w.drop_floor AND p.floor_priority IS NOT NULL)
                 OR (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting))
         RETURNING p.tenant, p.vesting_time = w.vesting_time AS pulled),
     done AS (

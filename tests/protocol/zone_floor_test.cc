@@ -187,6 +187,15 @@ TEST_F(ZoneFloorTest, ARequeueBelowTheFloorIsNamedByAPullRequest) {
   EXPECT_EQ(apply_pulls_and_visit("z").size(), 1u);
 }
 
+// A request that names no key (an older build's enqueue, a resumed tenant or job type) cannot
+// say how far to lower the floor, so applying it drops the floor.
+TEST_F(ZoneFloorTest, APullRequestThatNamesNoKeyDropsTheFloor) {
+  drain_at_priority("z", 0);
+  query("INSERT INTO quick.pointer_pulls (tenant, vesting_time) VALUES ('z', now())");
+  query("SELECT quick.apply_pointer_pulls()");
+  EXPECT_FALSE(floor_of("z").has_value());
+}
+
 // Only the decision to collect a zone looks below its floor: an item there (its request not
 // applied yet) keeps the zone, which starts again from its beginning and vests now.
 TEST_F(ZoneFloorTest, AZoneWhoseItemsAreAllBelowItsFloorIsNotCollected) {

@@ -38,6 +38,7 @@ BEGIN
           LEFT JOIN LATERAL (
                 SELECT p.tenant FROM quick.pointers p
                  WHERE p.tenant = q.tenant
+                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions).
                    FOR NO KEY UPDATE SKIP LOCKED) x ON true
          WHERE x.tenant IS NOT NULL
             OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)

@@ -27,7 +27,9 @@ BEGIN
           FROM (SELECT * FROM wanted ORDER BY tenant) w
           CROSS JOIN LATERAL (
                 SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting FROM quick.pointers p
-                 WHERE p.tenant = w.tenant FOR KEY SHARE) p),
+                 WHERE p.tenant = w.tenant
+                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions): LIMIT 1 stops there.
+                   FOR KEY SHARE) p),
     requests AS (
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
         SELECT l.tenant, l.wanted_vesting, l.wanted_priority FROM locked l

@@ -66,6 +66,7 @@ DECLARE
     limits          quick.limits := quick.current_limits();
     -- The zones visited (their pointers locked), in tenant order, and per zone, at the same index:
     zone_tenants    text[];
+    zone_versions   tid[];           -- the pointer row version step 1 locked (docs/protocol.md#pointer-versions)
     zone_active     timestamptz[];   -- last_active_time
     zone_lag        interval[];      -- how long the pointer had been vested
     zone_found      boolean[];       -- it had vested items to take (step 1's probe)
@@ -79,6 +80,7 @@ DECLARE
     -- The zones to settle (the visited ones that are not busy), with their flags, and per zone
     -- whether step 4a locked it.
     settle_tenants  text[];
+    settle_versions tid[];
     settle_active   timestamptz[];
     settle_lag      interval[];
     settle_found    boolean[];
@@ -112,6 +114,7 @@ BEGIN
 
     -- 1: lock the vested pointers of the named zones and probe which have vested items to take.
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
+           coalesce(array_agg(l.version ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
            coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.active ORDER BY l.tenant), '{}'),
@@ -120,9 +123,9 @@ BEGIN
            coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
            coalesce(array_agg(l.floor_prio ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
            coalesce(array_agg(l.floor_vest ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
-      INTO zone_tenants, zone_active, zone_lag, zone_found, zone_floor_prio, zone_floor_vest,
+      INTO zone_tenants, zone_versions, zone_active, zone_lag, zone_found, zone_floor_prio, zone_floor_vest,
            found_zones, found_floor_prio, found_floor_vest
-      FROM (SELECT p.tenant, p.last_active_time, p.vesting_time,
+      FROM (SELECT p.tenant, p.ctid AS version, p.last_active_time, p.vesting_time,
                    coalesce(p.floor_priority, -2147483648) AS floor_prio,
                    coalesce(p.floor_vesting, '-infinity') AS floor_vest,
                    -- Through the zone index, in its order, from the zone's floor (see the header):
@@ -134,11 +137,16 @@ BEGIN
                                 AND i.vesting_time <= now_ts
                                 AND i.job_type <> ALL (skipped_types)
                               ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
-              FROM quick.pointers p
-             WHERE p.tenant = ANY (tenants) AND p.vesting_time <= now_ts
-               AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants pt WHERE pt.tenant = p.tenant)
-             ORDER BY p.tenant
-               FOR NO KEY UPDATE OF p SKIP LOCKED) l;
+              FROM (SELECT DISTINCT u.t FROM unnest(tenants) u(t)) t
+             -- One lookup per zone, its newest version first, so LIMIT 1 stops there
+             -- (docs/protocol.md#pointer-versions).
+             CROSS JOIN LATERAL (
+                   SELECT p.ctid, p.tenant, p.last_active_time, p.vesting_time, p.floor_priority, p.floor_vesting
+                     FROM quick.pointers p
+                    WHERE p.tenant = t.t AND p.vesting_time <= now_ts
+                      AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants pt WHERE pt.tenant = p.tenant)
+                    ORDER BY p.tenant DESC LIMIT 1
+                      FOR NO KEY UPDATE OF p SKIP LOCKED) p) l;
     -- Why the others were not visited (no locks; only the losers are looked at). EXCEPT hashes
     -- or sorts, where `<> ALL (zone_tenants)` would scan the array once per tenant.
     IF cardinality(zone_tenants) < cardinality(tenants) THEN
@@ -223,8 +231,9 @@ BEGIN
     busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
                          WHERE z.busy ORDER BY z.n);
     IF cardinality(busy_zones) > 0 THEN
+        -- By the versions step 1 locked: a tenant lookup would walk every older version.
         UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL, busy_settles = 0
-         WHERE p.tenant = ANY (busy_zones);
+         WHERE p.ctid = ANY (ARRAY(SELECT z.v FROM unnest(zone_versions, zone_busy) z(v, busy) WHERE z.busy));
         RETURN QUERY
         SELECT 'pointer'::text, z.t, 'requeued'::text, z.lag, NULL::bigint, NULL::text, NULL::integer,
                NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text, NULL::text,
@@ -232,27 +241,30 @@ BEGIN
           FROM unnest(zone_tenants, zone_lag, zone_busy) z(t, lag, busy)
          WHERE z.busy;
     END IF;
-    SELECT coalesce(array_agg(z.t ORDER BY z.n), '{}'), coalesce(array_agg(z.active ORDER BY z.n), '{}'),
+    SELECT coalesce(array_agg(z.t ORDER BY z.n), '{}'), coalesce(array_agg(z.v ORDER BY z.n), '{}'),
+           coalesce(array_agg(z.active ORDER BY z.n), '{}'),
            coalesce(array_agg(z.lag ORDER BY z.n), '{}'), coalesce(array_agg(z.found ORDER BY z.n), '{}'),
            coalesce(array_agg(z.fp ORDER BY z.n), '{}'), coalesce(array_agg(z.fv ORDER BY z.n), '{}')
-      INTO settle_tenants, settle_active, settle_lag, settle_found, settle_floor_prio, settle_floor_vest
-      FROM unnest(zone_tenants, zone_active, zone_lag, zone_found, zone_busy, zone_floor_prio, zone_floor_vest)
-           WITH ORDINALITY z(t, active, lag, found, busy, fp, fv, n)
+      INTO settle_tenants, settle_versions, settle_active, settle_lag, settle_found, settle_floor_prio, settle_floor_vest
+      FROM unnest(zone_tenants, zone_versions, zone_active, zone_lag, zone_found, zone_busy, zone_floor_prio,
+                  zone_floor_vest)
+           WITH ORDINALITY z(t, v, active, lag, found, busy, fp, fv, n)
      WHERE NOT z.busy;
     IF cardinality(settle_tenants) = 0 THEN
         RETURN;
     END IF;
 
-    -- 4a: lock each zone to settle FOR UPDATE SKIP LOCKED, one index lookup per zone in the order
-    -- of settle_tenants (tenant order; SKIP LOCKED never waits, so the order cannot deadlock),
-    -- noting per zone whether the lock was taken. It conflicts only with an enqueue in flight.
+    -- 4a: lock each zone to settle FOR UPDATE SKIP LOCKED, one lookup of the version step 1 locked
+    -- per zone in the order of settle_tenants (tenant order; SKIP LOCKED never waits, so the order
+    -- cannot deadlock), noting per zone whether the lock was taken. Nobody can write a newer
+    -- version meanwhile: step 1's lock conflicts with every other writer of a pointer. It conflicts only with an enqueue in flight.
     -- The lookup is a subquery with a locking clause, which Postgres never flattens into the
     -- outer query, so each zone's lock is taken exactly once however `l` is referenced.
     SELECT coalesce(array_agg(l.tenant IS NOT NULL ORDER BY z.n), '{}')
       INTO settle_locked
-      FROM unnest(settle_tenants) WITH ORDINALITY z(t, n)
+      FROM unnest(settle_tenants, settle_versions) WITH ORDINALITY z(t, v, n)
       LEFT JOIN LATERAL (
-            SELECT p.tenant FROM quick.pointers p WHERE p.tenant = z.t FOR UPDATE SKIP LOCKED) l ON true;
+            SELECT p.tenant FROM quick.pointers p WHERE p.ctid = z.v FOR UPDATE SKIP LOCKED) l ON true;
 
     -- 4b: a NEW statement, whose snapshot is taken after those locks and so sees every enqueue
     -- that committed before them: read each locked zone's earliest vesting time and requeue, park
@@ -262,7 +274,7 @@ BEGIN
     -- on every Scanner round.
     RETURN QUERY
     WITH zones AS (
-        SELECT z.t AS tenant, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting,
+        SELECT z.t AS tenant, z.v AS version, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting,
                z.fp, k.priority AS lowest_priority, k.vesting_time AS lowest_vesting,
                -- Only paused items left.
                (fv.first_vesting IS NULL AND cardinality(paused_types) > 0 AND k.priority IS NOT NULL) AS held,
@@ -273,9 +285,9 @@ BEGIN
                 AND z.active <= now_ts - min_inactive
                 AND coalesce((SELECT true FROM quick.items i WHERE i.tenant = z.t
                                ORDER BY i.priority, i.vesting_time LIMIT 1), false)) AS stray
-          FROM unnest(settle_tenants, settle_active, settle_lag, settle_found, settle_locked,
+          FROM unnest(settle_tenants, settle_versions, settle_active, settle_lag, settle_found, settle_locked,
                       settle_floor_prio, settle_floor_vest)
-               z(t, active, lag, found, locked, fp, fv)
+               z(t, v, active, lag, found, locked, fp, fv)
           -- The zone's lowest key from its floor up, any job type: the floor this visit raises it
           -- to (in the zone index's order, as above).
           LEFT JOIN LATERAL (
@@ -303,7 +315,7 @@ BEGIN
                 SELECT min(firsts.vesting_time) AS first_vesting FROM firsts) fv
             ON z.locked),
     plan AS (
-        SELECT z.tenant, z.lag, z.found,
+        SELECT z.tenant, z.version, z.lag, z.found,
                CASE WHEN NOT z.locked THEN 'released_busy'
                     WHEN z.first_vesting IS NOT NULL OR z.held OR z.stray THEN 'requeued'
                     WHEN NOT z.found AND z.last_active <= now_ts - min_inactive THEN 'collected'
@@ -329,7 +341,7 @@ BEGIN
           FROM zones z),
     collected AS (
         DELETE FROM quick.pointers p USING plan
-         WHERE plan.action = 'collected' AND p.tenant = plan.tenant
+         WHERE plan.action = 'collected' AND p.ctid = plan.version
         RETURNING p.tenant),
     settled AS (
         UPDATE quick.pointers p
@@ -345,7 +357,7 @@ BEGIN
                floor_vesting = CASE WHEN plan.action = 'released_busy' THEN p.floor_vesting
                                     ELSE plan.floor_vesting END
           FROM plan
-         WHERE plan.action <> 'collected' AND p.tenant = plan.tenant
+         WHERE plan.action <> 'collected' AND p.ctid = plan.version
         RETURNING p.tenant)
     SELECT 'pointer'::text, plan.tenant, plan.action, plan.lag, NULL::bigint, NULL::text,
            NULL::integer, NULL::uuid, NULL::integer, NULL::jsonb, NULL::timestamptz, NULL::text,

@@ -297,11 +297,16 @@ BEGIN
             ON z.locked
           -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
           -- the first entry of each priority in use from the floor up, then the earliest of those;
-          -- paused job types left out.
+          -- paused job types left out. With none paused the first is k: the probe from the floor
+          -- is the settle's dearest (while a snapshot holds vacuum back it steps over the entries
+          -- of every lease that ended since), so it is made once.
           LEFT JOIN LATERAL (
                 WITH RECURSIVE firsts AS (
+                    SELECT k.priority, k.vesting_time WHERE cardinality(paused_types) = 0 AND k.priority IS NOT NULL
+                    UNION ALL
                     (SELECT i.priority, i.vesting_time FROM quick.items i
-                      WHERE i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                      WHERE cardinality(paused_types) > 0
+                        AND i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
                         AND i.job_type <> ALL (paused_types)
                       ORDER BY i.priority, i.vesting_time LIMIT 1)
                     UNION ALL

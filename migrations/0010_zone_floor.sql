@@ -43,6 +43,11 @@ ALTER TABLE quick.pointer_pulls ADD COLUMN priority integer;
 
 -- The requeue paths now pass the items' priorities; the old signature goes.
 DROP FUNCTION IF EXISTS quick.request_pointer_pulls(text[], timestamptz[]);
+-- The Scanner's reads take floors (docs/consumer.md#scanning-from-a-floor); the new parameters
+-- default to NULL, so calls with the old arguments reach the new functions.
+DROP FUNCTION IF EXISTS quick.scan_pointers(integer, integer);
+DROP FUNCTION IF EXISTS quick.apply_pointer_pulls(integer);
+DROP FUNCTION IF EXISTS quick.peek_pointers(integer);
 
 INSERT INTO quick.schema_migrations (version, name) VALUES (10, 'zone_floor');
 

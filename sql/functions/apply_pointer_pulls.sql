@@ -4,11 +4,16 @@
 -- that names an item's priority also lowers the zone's floor to that item's key when it is below
 -- it (docs/protocol.md#the-zone-floor), whatever the lease. Never waits on a row lock.
 --
+-- requested_from (NULL: all) leaves out requests made before it: the Scanner passes a floor
+-- between its full rounds, so that it does not step over every request applied since a long
+-- snapshot began (docs/consumer.md#scanning-from-a-floor).
+--
 -- Requests are served oldest first, and a request whose pointer is locked right now (a visit, a
 -- producer that pulls in its own transaction) is passed over without counting against
 -- max_requests: it stays for a later round, and requests stuck behind a long transaction never
 -- keep the others from being applied.
-CREATE OR REPLACE FUNCTION quick.apply_pointer_pulls(max_requests integer DEFAULT 10000)
+CREATE OR REPLACE FUNCTION quick.apply_pointer_pulls(max_requests integer DEFAULT 10000,
+                                                    requested_from timestamptz DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -23,7 +28,7 @@ BEGIN
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
     -- Scanners call this before every peek; usually there is nothing to do.
-    IF NOT EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN
+    IF NOT EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
         RETURN 0;
     END IF;
     -- Requests another applier is working on right now are skipped, so appliers never wait. The
@@ -33,6 +38,7 @@ BEGIN
     WITH requests AS MATERIALIZED (
         SELECT q.request, q.tenant, q.vesting_time, q.priority, x.tenant IS NOT NULL AS locked
           FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time, r.priority FROM quick.pointer_pulls r
+                 WHERE r.requested_at >= coalesce(requested_from, '-infinity')
                  ORDER BY r.requested_at
                    FOR UPDATE SKIP LOCKED) q
           LEFT JOIN LATERAL (
@@ -87,5 +93,5 @@ BEGIN
     RETURN pulled;
 END
 $$;
-REVOKE ALL ON FUNCTION quick.apply_pointer_pulls(integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION quick.apply_pointer_pulls(integer) TO quick_consumer, quick_admin;
+REVOKE ALL ON FUNCTION quick.apply_pointer_pulls(integer,timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.apply_pointer_pulls(integer,timestamp with time zone) TO quick_consumer, quick_admin;

@@ -4,8 +4,11 @@
 -- tenant, says how many pointers the pulls moved; when the peek found nothing vested, also in
 -- vesting_time when the next pointer vests (NULL: none is parked), or now when pull requests are
 -- left that a locked pointer kept from being applied: an idle Scanner sleeps until then at most
--- (docs/consumer.md#waking-up).
-CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000)
+-- (docs/consumer.md#waking-up). requested_from and vested_from (NULL: from the beginning) are the
+-- Scanner's floors for the two reads (docs/consumer.md#scanning-from-a-floor).
+CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000,
+                                              requested_from timestamptz DEFAULT NULL,
+                                              vested_from timestamptz DEFAULT NULL)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -19,20 +22,21 @@ BEGIN
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
     PERFORM quick.check_argument(max_pulls > 0,
         'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
-    pulled := quick.apply_pointer_pulls(max_pulls);
-    RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers) p;
+    pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
+    RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
     IF FOUND THEN
         -- Vested pointers: a Scanner does not sleep long on a busy queue, and during a drain the
         -- index entries past now are mostly dead versions of leased pointers: not worth reading.
         RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
     ELSE
         RETURN QUERY SELECT NULL::text,
-            CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls) THEN statement_timestamp()
+            CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls r
+                              WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN statement_timestamp()
                  ELSE (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp())
             END,
             pulled;
     END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION quick.scan_pointers(integer,integer) TO quick_consumer, quick_admin;
+REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone) TO quick_consumer, quick_admin;

@@ -11,6 +11,7 @@
 #include "scanner/dead_item_retention.h"
 #include "scanner/in_order_election.h"
 #include "scanner/pointer_selection.h"
+#include "scanner/scan_floors.h"
 #include "scanner/vested_since.h"
 #include "scanner/visit_size.h"
 #include "store/error_classification.h"
@@ -32,6 +33,7 @@ struct ScannedDatabase {
   DeadItemRetention retention;
   util::RetryDelay retry_delay;
   VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
+  ScanFloorKeeper scan_floors;      // where the next scan starts reading
   // From the last scan: how long until work vests here that no notification will announce
   // (unset: nothing is parked; zero or less: pull requests are left over), and whether vested
   // pointers were left to their owners.
@@ -102,7 +104,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
 
   pqxx::nontransaction statement(conn);
   db.runtime->begin_peek();
-  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan);
+  const store::ScanFloors floors = db.scan_floors.next(ScanFloorKeeper::Clock::now());
+  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan, floors);
+  db.scan_floors.observe(scan, floors, ScanFloorKeeper::Clock::now());
   const std::vector<store::PeekedPointer>& peeked = scan.pointers;
   core::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
   core::add(core.counters.scans);
@@ -219,8 +223,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),
         DeadItemRetention(runtime->config.name),
-        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{}, std::nullopt,
-        false}));
+        util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{},
+        ScanFloorKeeper{}, std::nullopt, false}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());

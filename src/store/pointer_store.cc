@@ -57,8 +57,12 @@ std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_po
   return peeked_from(exec_named(txn, QUICK_QUERY(peek_pointers), max_pointers));
 }
 
-Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls) {
-  const auto result = exec_named(txn, QUICK_QUERY(scan_pointers), max_pointers, max_pulls);
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors) {
+  const auto micros = [](const std::optional<DbTime>& time) -> std::int64_t {
+    return time ? std::chrono::duration_cast<std::chrono::microseconds>(time->time_since_epoch()).count() : 0;
+  };
+  const auto result = exec_named(txn, QUICK_QUERY(scan_pointers), max_pointers, max_pulls,
+                                 micros(floors.requested_from), micros(floors.vested_from));
   Scan scan;
   scan.pointers.reserve(result.size());
   for (const auto& row : result) {

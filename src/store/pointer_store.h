@@ -36,8 +36,15 @@ struct Scan {
   std::optional<DbTime> next_vesting;
 };
 
+// Where a scan starts reading (docs/consumer.md#scanning-from-a-floor): pull requests made from
+// requested_from on, vested pointers from vested_from on; unset: from the beginning.
+struct ScanFloors {
+  std::optional<DbTime> requested_from;
+  std::optional<DbTime> vested_from;
+};
+
 // The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers.
-Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls);
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors = {});
 
 struct PointerLease {
   std::string tenant;

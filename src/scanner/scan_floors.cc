@@ -4,18 +4,36 @@
 
 namespace quick::scanner {
 
-store::ScanFloors ScanFloorKeeper::next(Clock::time_point now) const {
-  if (!next_full_scan_ || now >= *next_full_scan_) return {};
-  return floors_;
+constexpr std::chrono::milliseconds ScanFloorKeeper::kNarrowMargin;
+constexpr std::chrono::milliseconds ScanFloorKeeper::kWideMargin;
+constexpr std::chrono::milliseconds ScanFloorKeeper::kWideEvery;
+constexpr std::chrono::milliseconds ScanFloorKeeper::kFullEveryAtLeast;
+
+store::ScanFloors ScanFloorKeeper::floors_below(const Refresh& refresh, std::chrono::milliseconds margin) const {
+  const DbTime edge = refresh.database_now - margin;
+  store::ScanFloors floors;
+  floors.requested_from = edge;
+  // The oldest vested pointer the refresh found stays in reach; none found: nothing was vested.
+  floors.vested_from = refresh.oldest_vested ? std::min(edge, *refresh.oldest_vested) : edge;
+  return floors;
 }
 
-void ScanFloorKeeper::observe(const store::Scan& scan, const store::ScanFloors& used, Clock::time_point now) {
-  if (used.requested_from || used.vested_from) return;  // a scan from floors: they stay
-  const DbTime edge = scan.database_now - margin_;
-  floors_.requested_from = edge;
-  // The oldest vested pointer found comes first; none found: nothing vested is older than now.
-  floors_.vested_from = scan.pointers.empty() ? edge : std::min(edge, scan.pointers.front().vesting_time);
-  next_full_scan_ = now + full_scan_every_;
+ScanFloorKeeper::Plan ScanFloorKeeper::next(Clock::time_point now) const {
+  if (!last_refresh_ || now >= next_full_) return Plan{Kind::kFull, {}};
+  if (now >= next_wide_) return Plan{Kind::kWide, floors_below(*last_refresh_, kWideMargin)};
+  return Plan{Kind::kNarrow, floors_below(*last_refresh_, kNarrowMargin)};
+}
+
+void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::time_point now,
+                              Clock::duration duration) {
+  if (plan.kind == Kind::kNarrow) return;
+  last_refresh_ = Refresh{scan.database_now, scan.pointers.empty()
+                                                 ? std::nullopt
+                                                 : std::optional<DbTime>(scan.pointers.front().vesting_time)};
+  next_wide_ = now + kWideEvery;
+  if (plan.kind == Kind::kFull) {
+    next_full_ = now + std::max<Clock::duration>(kFullEveryAtLeast, duration * kFullCostFactor);
+  }
 }
 
 }  // namespace quick::scanner

@@ -2,12 +2,18 @@
 //
 // A scan reads the pull requests in requested_at order and the vested pointers in vesting order,
 // each from the start of its index. While a long snapshot holds vacuum back, those starts fill
-// with the dead versions of every request applied and every pointer settled since, and every
-// scan steps over all of them. So only one scan a second reads from the beginning; the scans in
-// between start at floors taken from that full scan: its database time less a margin, and for
-// the pointers no later than the oldest vested pointer it found. A request or pointer that lands
-// below a floor (written by a statement that began more than the margin before the full scan,
-// and committed after it) waits for the next full scan: at most a second.
+// with the dead versions of every request applied and every pointer settled since, and a scan
+// from the start steps over all of them: a cost that grows with the snapshot's age. So scans
+// start at floors taken from the last refresh (its database time less a margin, and for the
+// pointers no later than the oldest vested pointer it found):
+//   narrow  most scans: the last refresh's time less 100 ms;
+//   wide    once a second, a refresh: the last refresh's time less 5 s;
+//   full    from the beginning, a refresh too: first, then every 10 s or, when a full scan has
+//           become slow, every 100 times its duration, so that it never takes over 1% of the
+//           Scanner's time.
+// A request or pointer written below a narrow floor (by a statement that began before the refresh
+// and committed after it) is read by the next wide scan, within a second; below a wide floor (a
+// statement that ran over 5 s), by the next full one.
 //
 // Thread safety: the Scanner thread only.
 #pragma once
@@ -22,22 +28,34 @@ namespace quick::scanner {
 class ScanFloorKeeper {
  public:
   using Clock = std::chrono::steady_clock;
+  enum class Kind { kNarrow, kWide, kFull };
+  struct Plan {
+    Kind kind = Kind::kFull;
+    store::ScanFloors floors;  // none for a full scan
+  };
 
-  explicit ScanFloorKeeper(std::chrono::milliseconds full_scan_every = std::chrono::milliseconds{1000},
-                           std::chrono::milliseconds margin = std::chrono::milliseconds{1000})
-      : full_scan_every_(full_scan_every), margin_(margin) {}
+  // The next scan: full when due (and before the first), else wide when due, else narrow.
+  Plan next(Clock::time_point now) const;
 
-  // The floors for the next scan: none (read from the beginning) when a full scan is due.
-  store::ScanFloors next(Clock::time_point now) const;
+  // After a scan made as `plan` took `duration`: a wide or full one is the new refresh.
+  void observe(const store::Scan& scan, const Plan& plan, Clock::time_point now, Clock::duration duration);
 
-  // After a scan made with `used`: a full one sets the floors until the next full scan is due.
-  void observe(const store::Scan& scan, const store::ScanFloors& used, Clock::time_point now);
+  static constexpr std::chrono::milliseconds kNarrowMargin{100};
+  static constexpr std::chrono::milliseconds kWideMargin{5000};
+  static constexpr std::chrono::milliseconds kWideEvery{1000};
+  static constexpr std::chrono::milliseconds kFullEveryAtLeast{10000};
+  static constexpr int kFullCostFactor = 100;
 
  private:
-  std::chrono::milliseconds full_scan_every_;
-  std::chrono::milliseconds margin_;
-  std::optional<Clock::time_point> next_full_scan_;  // unset: before the first full scan
-  store::ScanFloors floors_;
+  struct Refresh {
+    DbTime database_now;
+    std::optional<DbTime> oldest_vested;
+  };
+  store::ScanFloors floors_below(const Refresh& refresh, std::chrono::milliseconds margin) const;
+
+  std::optional<Refresh> last_refresh_;  // unset: before the first full scan
+  Clock::time_point next_wide_{};
+  Clock::time_point next_full_{};
 };
 
 }  // namespace quick::scanner

@@ -104,9 +104,11 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
 
   pqxx::nontransaction statement(conn);
   db.runtime->begin_peek();
-  const store::ScanFloors floors = db.scan_floors.next(ScanFloorKeeper::Clock::now());
-  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan, floors);
-  db.scan_floors.observe(scan, floors, ScanFloorKeeper::Clock::now());
+  const auto scan_started = ScanFloorKeeper::Clock::now();
+  const ScanFloorKeeper::Plan plan = db.scan_floors.next(scan_started);
+  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan, plan.floors);
+  const auto scan_ended = ScanFloorKeeper::Clock::now();
+  db.scan_floors.observe(scan, plan, scan_ended, scan_ended - scan_started);
   const std::vector<store::PeekedPointer>& peeked = scan.pointers;
   core::add(core.counters.pulls_applied, static_cast<std::uint64_t>(scan.pulled));
   core::add(core.counters.scans);

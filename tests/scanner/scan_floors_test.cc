@@ -1,6 +1,6 @@
-// Unit tests (no database) for scanner::ScanFloorKeeper: a full scan first and then once a
-// second, and in between floors taken from the last full scan (its database time less the
-// margin, and for pointers no later than the oldest vested pointer it found).
+// Unit tests (no database) for scanner::ScanFloorKeeper: a full scan first; narrow scans from
+// the last refresh's time less 100 ms; a wide refresh every second from 5 s before the last
+// one; full scans every 10 s, or every 100 times a slow full scan's duration.
 #include "scanner/scan_floors.h"
 
 #include <gtest/gtest.h>
@@ -12,53 +12,73 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = ScanFloorKeeper::Clock;
+using Kind = ScanFloorKeeper::Kind;
 
 const DbTime db_now = DbTime(std::chrono::hours(24 * 365 * 50));
 
-store::Scan scan_with_oldest_vested(std::optional<DbTime> oldest) {
+store::Scan scan_at(DbTime database_now, std::optional<DbTime> oldest_vested) {
   store::Scan scan;
-  scan.database_now = db_now;
-  if (oldest) scan.pointers.push_back(store::PeekedPointer{"a", *oldest});
+  scan.database_now = database_now;
+  if (oldest_vested) scan.pointers.push_back(store::PeekedPointer{"a", *oldest_vested});
   return scan;
 }
 
-bool full(const store::ScanFloors& floors) { return !floors.requested_from && !floors.vested_from; }
-
 TEST(ScanFloorKeeper, TheFirstScanReadsFromTheBeginning) {
+  const auto plan = ScanFloorKeeper().next(Clock::now());
+  EXPECT_EQ(plan.kind, Kind::kFull);
+  EXPECT_FALSE(plan.floors.requested_from || plan.floors.vested_from);
+}
+
+TEST(ScanFloorKeeper, NarrowScansStartJustBelowTheLastRefreshAndKeepTheOldestVestedPointer) {
   ScanFloorKeeper keeper;
-  EXPECT_TRUE(full(keeper.next(Clock::now())));
+  const auto t = Clock::now();
+  keeper.observe(scan_at(db_now, db_now - milliseconds(5000)), keeper.next(t), t, milliseconds(2));
+
+  const auto narrow = keeper.next(t + milliseconds(500));
+  ASSERT_EQ(narrow.kind, Kind::kNarrow);
+  EXPECT_EQ(*narrow.floors.requested_from, db_now - milliseconds(100));
+  EXPECT_EQ(*narrow.floors.vested_from, db_now - milliseconds(5000));
+
+  // A narrow scan is no refresh: its floors stay.
+  keeper.observe(scan_at(db_now + milliseconds(500), std::nullopt), narrow, t + milliseconds(500), milliseconds(1));
+  EXPECT_EQ(*keeper.next(t + milliseconds(900)).floors.requested_from, db_now - milliseconds(100));
 }
 
-TEST(ScanFloorKeeper, ScansBetweenFullOnesStartAtTheFloorsOfTheLastFullScan) {
-  ScanFloorKeeper keeper(milliseconds(1000), milliseconds(1000));
+TEST(ScanFloorKeeper, AWideRefreshEverySecondReachesFiveSecondsBackAndMovesTheFloorsOn) {
+  ScanFloorKeeper keeper;
   const auto t = Clock::now();
-  const auto first = keeper.next(t);
-  keeper.observe(scan_with_oldest_vested(db_now - milliseconds(5000)), first, t);
+  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
 
-  const auto between = keeper.next(t + milliseconds(500));
-  ASSERT_FALSE(full(between));
-  EXPECT_EQ(*between.requested_from, db_now - milliseconds(1000));
-  EXPECT_EQ(*between.vested_from, db_now - milliseconds(5000)) << "the oldest vested pointer stays in reach";
+  const auto wide = keeper.next(t + milliseconds(1000));
+  ASSERT_EQ(wide.kind, Kind::kWide);
+  EXPECT_EQ(*wide.floors.requested_from, db_now - milliseconds(5000));
+  EXPECT_EQ(*wide.floors.vested_from, db_now - milliseconds(5000)) << "nothing was vested: the margin alone";
 
-  // A scan made from the floors moves nothing; a second later a full scan is due again.
-  keeper.observe(scan_with_oldest_vested(db_now), between, t + milliseconds(500));
-  EXPECT_EQ(*keeper.next(t + milliseconds(900)).vested_from, db_now - milliseconds(5000));
-  EXPECT_TRUE(full(keeper.next(t + milliseconds(1000))));
+  keeper.observe(scan_at(db_now + milliseconds(1000), std::nullopt), wide, t + milliseconds(1000), milliseconds(1));
+  const auto after = keeper.next(t + milliseconds(1100));
+  EXPECT_EQ(after.kind, Kind::kNarrow);
+  EXPECT_EQ(*after.floors.requested_from, db_now + milliseconds(900));
 }
 
-TEST(ScanFloorKeeper, WithNothingVestedThePointerFloorIsTheMargin) {
-  ScanFloorKeeper keeper(milliseconds(1000), milliseconds(1000));
+TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
+  ScanFloorKeeper quick_full;
   const auto t = Clock::now();
-  keeper.observe(scan_with_oldest_vested(std::nullopt), keeper.next(t), t);
-  EXPECT_EQ(*keeper.next(t + milliseconds(10)).vested_from, db_now - milliseconds(1000));
+  quick_full.observe(scan_at(db_now, std::nullopt), quick_full.next(t), t, milliseconds(5));
+  EXPECT_NE(quick_full.next(t + milliseconds(9999)).kind, Kind::kFull);
+  EXPECT_EQ(quick_full.next(t + milliseconds(10000)).kind, Kind::kFull);
+
+  ScanFloorKeeper slow_full;  // 300 ms: at most 1% of the time, every 30 s
+  slow_full.observe(scan_at(db_now, std::nullopt), slow_full.next(t), t, milliseconds(300));
+  EXPECT_NE(slow_full.next(t + milliseconds(29999)).kind, Kind::kFull);
+  EXPECT_EQ(slow_full.next(t + milliseconds(30000)).kind, Kind::kFull);
 }
 
 // A scan that failed is never observed: the full scan stays due.
 TEST(ScanFloorKeeper, AFullScanThatFailedIsTriedAgain) {
   ScanFloorKeeper keeper;
   const auto t = Clock::now();
-  EXPECT_TRUE(full(keeper.next(t)));
-  EXPECT_TRUE(full(keeper.next(t + milliseconds(10))));
+  EXPECT_EQ(keeper.next(t).kind, Kind::kFull);
+  EXPECT_EQ(keeper.next(t + milliseconds(10)).kind, Kind::kFull);
 }
 
 }  // namespace

@@ -107,6 +107,16 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
   const auto start = Clock::now();
   const auto end = start + shape.duration;
   std::vector<std::thread> producers;
+  // Joins the producers however the windows below end: a read of the table sizes that fails (the
+  // server went away) must not destroy running threads, which aborts the whole bench.
+  struct JoinOnExit {
+    std::vector<std::thread>& threads;
+    ~JoinOnExit() {
+      for (auto& thread : threads) {
+        if (thread.joinable()) thread.join();
+      }
+    }
+  } join_producers{producers};
   for (int p = 0; p < shape.producers; ++p) {
     producers.emplace_back([&, p] {
       auto failed = [&](const char* what) {
@@ -147,7 +157,7 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
     last_end = window_end;
     if (shape.after_window) shape.after_window(w, windows, row);
   }
-  for (auto& thread : producers) thread.join();
+  for (auto& thread : producers) thread.join();  // here, before the totals (JoinOnExit then has none left)
   run.seconds = std::chrono::duration<double>(end - start).count();
   run.enqueued = enqueued.load();
   run.done_in_run = static_cast<long long>(system.done() - done_before);

@@ -11,6 +11,10 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    -- A pointer that vested while the tenant was paused kept its vesting time, which the Scanners'
+    -- floors have passed since (docs/consumer.md#scanning-from-a-floor): it vests now instead.
+    UPDATE quick.pointers p SET vesting_time = statement_timestamp()
+     WHERE p.tenant = resume_tenant.tenant AND p.vesting_time < statement_timestamp();
     INSERT INTO quick.pointer_pulls (tenant, vesting_time)
     SELECT p.tenant, statement_timestamp() FROM quick.pointers p WHERE p.tenant = resume_tenant.tenant;
     RETURN true;

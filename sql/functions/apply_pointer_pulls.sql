@@ -52,16 +52,17 @@ BEGIN
     -- Per zone the earliest vesting time (for the pointer) and the lowest key a request names
     -- (for the zone's floor; requests recorded before migration 0010 name none).
     wanted AS MATERIALIZED (
-        SELECT r.tenant, min(r.vesting_time) AS vesting_time,
-               -- A request that names no key (recorded by code older than migration 0010, or by
-               -- quick.resume_tenant / resume_job_type) drops the zone's floor: scans start at the
-               -- zone's beginning again until a visit raises it.
-               bool_or(r.priority IS NULL) AS drop_floor,
-               (SELECT k.priority FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
-                 ORDER BY k.priority, k.vesting_time LIMIT 1) AS floor_priority,
-               (SELECT k.vesting_time FROM requests k WHERE k.tenant = r.tenant AND k.priority IS NOT NULL
-                 ORDER BY k.priority, k.vesting_time LIMIT 1) AS floor_vesting
-          FROM requests r WHERE r.locked GROUP BY r.tenant),
+        SELECT g.tenant, g.vesting_time, g.drop_floor, k.priority AS floor_priority, k.vesting_time AS floor_vesting
+          FROM (SELECT r.tenant, min(r.vesting_time) AS vesting_time,
+                       -- A request that names no key (recorded by code older than migration 0010,
+                       -- or by quick.resume_tenant / resume_job_type) drops the zone's floor: scans
+                       -- start at the zone's beginning again until a visit raises it.
+                       bool_or(r.priority IS NULL) AS drop_floor
+                  FROM requests r WHERE r.locked GROUP BY r.tenant) g
+          LEFT JOIN LATERAL (
+                SELECT k.priority, k.vesting_time FROM requests k
+                 WHERE k.tenant = g.tenant AND k.priority IS NOT NULL
+                 ORDER BY k.priority, k.vesting_time LIMIT 1) k ON true),
     -- One update per zone: the pointer pulled in, and the floor lowered to the requests' lowest
     -- key, whatever the pointer's lease (a lease holder settles the pointer, but only a request
     -- lowers a floor). Both are decided in the update, on the pointer's newest version.

@@ -31,8 +31,7 @@ DECLARE
     max_lease       interval;
     floor_prio      integer;
     floor_vest      timestamptz;
-    below_floor     boolean;
-    pointer_pulled  boolean := false;
+    needs_request   boolean;
 BEGIN
     -- One statement: the lock (a), the limits, the tenant-login rule, the insert (c). An item
     -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
@@ -61,29 +60,28 @@ BEGIN
         RETURN NULL;
     END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
-        RETURN new_id;
+        needs_request := true;
+    ELSE
+        -- Below the zone's floor (a priority below the floor's, or this statement began before a
+        -- visit that raised the floor): the request lowers the floor when a consumer applies it.
+        needs_request := floor_prio IS NOT NULL AND (priority, new_vesting) < (floor_prio, floor_vest);
+        IF pointer_vesting > new_vesting
+           AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
+            -- The lock re-reads the pointer, so one that a visit settled since this function's
+            -- snapshot is judged on its settled version.
+            UPDATE quick.pointers p SET vesting_time = new_vesting
+             WHERE pull_in_transaction AND pointer_lease IS NULL
+               AND p.tenant = (SELECT x.tenant FROM quick.pointers x
+                                WHERE x.tenant = tenant AND x.vesting_time > new_vesting AND x.lease_id IS NULL
+                                  FOR NO KEY UPDATE SKIP LOCKED);
+            IF FOUND THEN
+                PERFORM quick.notify_consumers();  -- the zone vests at commit, unannounced otherwise
+            ELSE
+                needs_request := true;
+            END IF;
+        END IF;
     END IF;
-    -- Below the zone's floor (a priority below the floor's, or this statement began before a visit
-    -- that raised the floor): the pull request lowers the floor when a consumer applies it.
-    below_floor := floor_prio IS NOT NULL AND (priority, new_vesting) < (floor_prio, floor_vest);
-    IF pointer_vesting > new_vesting
-       AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
-        -- The lock re-reads the pointer, so one that a visit settled since this function's
-        -- snapshot is judged on its settled version.
-        UPDATE quick.pointers p SET vesting_time = new_vesting
-         WHERE pull_in_transaction AND pointer_lease IS NULL
-           AND p.tenant = (SELECT x.tenant FROM quick.pointers x
-                            WHERE x.tenant = tenant AND x.vesting_time > new_vesting AND x.lease_id IS NULL
-                              FOR NO KEY UPDATE SKIP LOCKED);
-        IF FOUND THEN
-            PERFORM quick.notify_consumers();  -- the zone vests at commit, unannounced otherwise
-            pointer_pulled := true;
-        END IF;
-        IF NOT pointer_pulled OR below_floor THEN
-            INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
-        END IF;
-    ELSIF below_floor THEN
+    IF needs_request THEN
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES (tenant, new_vesting, priority);
     END IF;
     RETURN new_id;

@@ -4,11 +4,6 @@
 
 namespace quick::scanner {
 
-constexpr std::chrono::milliseconds ScanFloorKeeper::kNarrowMargin;
-constexpr std::chrono::milliseconds ScanFloorKeeper::kWideMargin;
-constexpr std::chrono::milliseconds ScanFloorKeeper::kWideEvery;
-constexpr std::chrono::milliseconds ScanFloorKeeper::kFullEveryAtLeast;
-
 store::ScanFloors ScanFloorKeeper::floors_below(const Refresh& refresh, std::chrono::milliseconds margin) const {
   const DbTime edge = refresh.database_now - margin;
   store::ScanFloors floors;

@@ -37,6 +37,10 @@ DbTime db_time_from_micros(std::int64_t micros) {
   return DbTime{std::chrono::duration_cast<DbTime::duration>(std::chrono::microseconds{micros})};
 }
 
+std::int64_t micros_from_db_time(DbTime time) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(time.time_since_epoch()).count();
+}
+
 std::optional<std::string> optional_text(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;
   return field.as<std::string>();

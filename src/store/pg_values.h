@@ -28,6 +28,8 @@ inline const char* nullable(const std::optional<std::string>& value) { return va
 
 // Epoch microseconds (as produced by extract(epoch ...) * 1e6) to a database-clock time point.
 DbTime db_time_from_micros(std::int64_t micros);
+// And back: a database-clock time point as epoch microseconds, for a bigint parameter.
+std::int64_t micros_from_db_time(DbTime time);
 
 // NULL-aware field readers.
 std::optional<std::string> optional_text(const pqxx::field& field);

@@ -59,7 +59,7 @@ std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_po
 
 Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors) {
   const auto micros = [](const std::optional<DbTime>& time) -> std::int64_t {
-    return time ? std::chrono::duration_cast<std::chrono::microseconds>(time->time_since_epoch()).count() : 0;
+    return time ? micros_from_db_time(*time) : 0;  // 0: no floor
   };
   const auto result = exec_named(txn, QUICK_QUERY(scan_pointers), max_pointers, max_pulls,
                                  micros(floors.requested_from), micros(floors.vested_from));

@@ -43,8 +43,8 @@ BEGIN
                    FOR UPDATE SKIP LOCKED) q
           LEFT JOIN LATERAL (
                 SELECT p.tenant FROM quick.pointers p
-                 WHERE p.tenant = q.tenant
-                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions).
+                 WHERE p.tenant >= q.tenant AND p.tenant <= q.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first.
                    FOR NO KEY UPDATE SKIP LOCKED) x ON true
          WHERE x.tenant IS NOT NULL
             OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)

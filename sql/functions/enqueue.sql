@@ -58,8 +58,9 @@ BEGIN
     LOOP
         SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
           INTO pointer_vesting, pointer_lease, zone_floor_prio, zone_floor_vest
-          FROM quick.pointers p WHERE p.tenant = enqueue.tenant
-         ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions): LIMIT 1 stops there.
+          FROM quick.pointers p
+         WHERE p.tenant >= enqueue.tenant AND p.tenant <= enqueue.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+         ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
            FOR KEY SHARE;
         EXIT WHEN FOUND;
         IF NOT fence_checked THEN  -- only a new pointer needs it (quick.check_tenants_here)

@@ -135,8 +135,8 @@ BEGIN
               CROSS JOIN LATERAL (
                     SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
                       FROM quick.pointers p
-                     WHERE p.tenant = s.t
-                     ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions): LIMIT 1 stops there.
+                     WHERE p.tenant >= s.t AND p.tenant <= s.t  -- a range, not =: see docs/protocol.md#pointer-versions
+                     ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
                        FOR KEY SHARE) p),
         pulls AS (
             -- (lowest priority, earliest vesting) is at or below every item's key of the zone.

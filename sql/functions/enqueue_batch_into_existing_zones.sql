@@ -70,8 +70,8 @@ BEGIN
           CROSS JOIN LATERAL (
                 SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
                   FROM quick.pointers p
-                 WHERE p.tenant = w.tenant
-                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions): LIMIT 1 stops there.
+                 WHERE p.tenant >= w.tenant AND p.tenant <= w.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
                    FOR KEY SHARE) p),
     -- One row, computed once: the limits are applied once per statement, not once per item.
     complete AS MATERIALIZED (

@@ -37,8 +37,9 @@ BEGIN
     -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
     WITH p AS MATERIALIZED (
         SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
-          FROM quick.pointers p WHERE p.tenant = tenant
-         ORDER BY p.tenant DESC LIMIT 1  -- Newest version first (docs/protocol.md#pointer-versions): LIMIT 1 stops there.
+          FROM quick.pointers p
+         WHERE p.tenant >= tenant AND p.tenant <= tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+         ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
            FOR KEY SHARE),
     l AS MATERIALIZED (
         SELECT l.max_payload_bytes, l.max_vesting_delay, l.max_pointer_lease FROM quick.limits l),

@@ -138,12 +138,13 @@ BEGIN
                                 AND i.job_type <> ALL (skipped_types)
                               ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
               FROM (SELECT DISTINCT u.t FROM unnest(tenants) u(t)) t
-             -- One lookup per zone, its newest version first, so LIMIT 1 stops there
+             -- One lookup per zone, its newest version first, so LIMIT 1 stops there: a range on
+             -- tenant, since with `=` the ORDER BY is redundant and the index is read forwards
              -- (docs/protocol.md#pointer-versions).
              CROSS JOIN LATERAL (
                    SELECT p.ctid, p.tenant, p.last_active_time, p.vesting_time, p.floor_priority, p.floor_vesting
                      FROM quick.pointers p
-                    WHERE p.tenant = t.t AND p.vesting_time <= now_ts
+                    WHERE p.tenant >= t.t AND p.tenant <= t.t AND p.vesting_time <= now_ts  -- a range, not =: see below
                       AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants pt WHERE pt.tenant = p.tenant)
                     ORDER BY p.tenant DESC LIMIT 1
                       FOR NO KEY UPDATE OF p SKIP LOCKED) p) l;

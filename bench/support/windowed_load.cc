@@ -98,7 +98,10 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
                (shape.rate > 0 ? fixed(shape.rate, 0) + " jobs/s" : "one job per transaction as fast as they can") +
                " from " + std::to_string(shape.producers) + " producers for " +
                fixed(static_cast<double>(shape.duration.count()) / 1000.0, 0) + " s" +
-               (shape.held_snapshot ? ", a REPEATABLE READ snapshot held throughout" : ""));
+               (!shape.held_snapshot         ? ""
+                : shape.hold_for.count() > 0 ? ", a REPEATABLE READ snapshot held for the first " +
+                                                   fixed(static_cast<double>(shape.hold_for.count()) / 1000.0, 0) + " s"
+                                             : ", a REPEATABLE READ snapshot held throughout"));
 
   measuring.store(true);
   const std::uint64_t done_before = system.done();
@@ -130,6 +133,15 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
       }
     });
   }
+  // Ends the held snapshot (once) and says so.
+  auto release_snapshot = [&] {
+    if (!holder_session) return;
+    holder_session->exec("COMMIT");
+    holder_session.reset();
+    run.released_s = std::chrono::duration<double>(Clock::now() - start).count();
+    ctx.progress(run.label() + ": the snapshot ended at " + fixed(run.released_s, 0) + " s");
+    if (shape.after_snapshot) shape.after_snapshot();
+  };
   const auto windows = static_cast<int>(shape.duration / shape.window);
   long long last_enqueued = 0, last_done = 0;
   auto last_end = start;
@@ -156,16 +168,14 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
     last_done = now_done;
     last_end = window_end;
     if (shape.after_window) shape.after_window(w, windows, row);
+    if (shape.hold_for.count() > 0 && window_end - start >= shape.hold_for) release_snapshot();
   }
   for (auto& thread : producers) thread.join();  // here, before the totals (JoinOnExit then has none left)
   run.seconds = std::chrono::duration<double>(end - start).count();
   run.enqueued = enqueued.load();
   run.done_in_run = static_cast<long long>(system.done() - done_before);
   run.producer_errors = producer_errors.load();
-  if (holder_session) {
-    holder_session->exec("COMMIT");
-    if (shape.after_snapshot) shape.after_snapshot();
-  }
+  release_snapshot();
   const auto finished = wait_until_count([&] { return system.done() - done_before; },
                                          static_cast<std::uint64_t>(run.enqueued), std::chrono::minutes(2));
   run.finish_s = finished ? finished->count() : -1;

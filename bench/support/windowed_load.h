@@ -44,6 +44,7 @@ struct WindowedRun {
   std::string system;  // no spaces: used in CSVs
   int tenants = 0;
   bool held = false;
+  double released_s = 0;  // when the held snapshot ended, since the load started
   double seconds = 0;
   long long enqueued = 0, done_in_run = 0;
   double finish_s = 0;  // after the producers stopped (and the snapshot ended), until the last job ran
@@ -83,11 +84,15 @@ struct LoadShape {
   int producers = 2;  // threads, one connection each
   double rate = 0;    // jobs/s in all; 0: as fast as they can, one job per transaction
   bool held_snapshot = false;
+  // With held_snapshot: how long the snapshot is held from the start (at a window's end, the
+  // first at or past it), the load going on afterwards so that the last windows show the
+  // recovery. 0: until the load ends.
+  std::chrono::milliseconds hold_for{0};
   std::chrono::milliseconds duration{60000};
   std::chrono::milliseconds window{10000};
   // Called after each window with its index (1-based) and the number of windows, load still on.
   std::function<void(int, int, const LoadWindow&)> after_window;
-  // Called once the held snapshot has ended, before the run waits for the backlog.
+  // Called once the held snapshot has ended (with the load still on when hold_for ends it).
   std::function<void()> after_snapshot;
 };
 

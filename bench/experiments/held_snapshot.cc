@@ -178,6 +178,15 @@ WindowedRun run_baseline(ExperimentContext& ctx, int tenants, bool held, double 
   return run_held(ctx, target, tenants, held, rate, duration, window, /*explain=*/false);
 }
 
+// Issue 19's two targets for a held run against the run without: throughput >= 0.9x and
+// e2e p99 <= 2x, as ratios of `what` (e.g. "worst window").
+void add_held_targets(ExperimentContext& ctx, const std::string& experiment, const std::string& who,
+                      const std::string& what, double throughput_ratio, double p99_ratio) {
+  ctx.results->add_target(
+      {experiment, who + ": " + what + " throughput / without", throughput_ratio, ">= 0.9", throughput_ratio >= 0.9});
+  ctx.results->add_target({experiment, who + ": " + what + " p99 / without", p99_ratio, "<= 2", p99_ratio <= 2.0});
+}
+
 void run_held_snapshot(ExperimentContext& ctx) {
   const double rate = 1000;
   const milliseconds duration = ctx.duration(milliseconds(60000), milliseconds(3000));
@@ -216,10 +225,7 @@ void run_held_snapshot(ExperimentContext& ctx) {
       worst_p99 = std::max(worst_p99, held->windows[i].e2e.p99_ms / std::max(0.001, plain->windows[i].e2e.p99_ms));
     }
     const std::string who = "quick-pg, " + std::to_string(tenants) + " tenant(s), snapshot held";
-    ctx.results->add_target(
-        {"held_snapshot", who + ": worst window throughput / without", worst_ratio, ">= 0.9", worst_ratio >= 0.9});
-    ctx.results->add_target(
-        {"held_snapshot", who + ": worst window p99 / without", worst_p99, "<= 2", worst_p99 <= 2.0});
+    add_held_targets(ctx, "held_snapshot", who, "worst window", worst_ratio, worst_p99);
   }
 }
 
@@ -266,17 +272,11 @@ void run_held_snapshot_long(ExperimentContext& ctx) {
     }
     const std::string who = "quick-pg, " + std::to_string(tenants) + " tenant(s), snapshot held " +
                             fixed(static_cast<double>(hold.count()) / 1000.0, 0) + " s";
-    ctx.results->add_target(
-        {"held_snapshot_long", who + ": worst window throughput / without", worst_rate, ">= 0.9", worst_rate >= 0.9});
-    ctx.results->add_target(
-        {"held_snapshot_long", who + ": worst window p99 / without", worst_p99, "<= 2", worst_p99 <= 2.0});
+    add_held_targets(ctx, "held_snapshot_long", who, "worst window", worst_rate, worst_p99);
     if (recovery) {
-      const double rate_ratio = recovery->done_per_s / std::max(1.0, normal_rate);
-      const double p99_ratio = recovery->e2e.p99_ms / std::max(0.001, normal_p99);
-      ctx.results->add_target({"held_snapshot_long", who + ": second window after it ended, p99 / without", p99_ratio,
-                               "<= 2", p99_ratio <= 2.0});
-      ctx.results->add_target({"held_snapshot_long", who + ": second window after it ended, throughput / without",
-                               rate_ratio, ">= 0.9", rate_ratio >= 0.9});
+      add_held_targets(ctx, "held_snapshot_long", who, "second window after it ended,",
+                       recovery->done_per_s / std::max(1.0, normal_rate),
+                       recovery->e2e.p99_ms / std::max(0.001, normal_p99));
     }
   }
   ctx.results->write_csv("held_snapshot_long.csv", windowed_csv_header(), windowed_csv_rows(runs));

@@ -22,8 +22,13 @@ SET jit = off
 SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-    pulled    integer;
-    max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
+    pulled       integer;
+    max_lease    interval := (SELECT l.max_pointer_lease FROM quick.limits l);
+    req_ids      tid[];
+    req_tenants  text[];
+    req_vesting  timestamptz[];
+    req_priority integer[];
+    req_versions tid[];
 BEGIN
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
@@ -34,38 +39,54 @@ BEGIN
     -- Requests another applier is working on right now are skipped, so appliers never wait. The
     -- requests are read in requested_at order through their index and their pointers locked one
     -- index lookup at a time (LATERAL), lazily: the LIMIT stops the scan once max_requests
-    -- requests have a pointer this statement holds, or none at all (gone).
+    -- requests have a pointer this statement holds, or none at all (gone). The lock returns the
+    -- version it holds (the newest: a lock follows a concurrent update to it).
     WITH requests AS MATERIALIZED (
-        SELECT q.request, q.tenant, q.vesting_time, q.priority, x.tenant IS NOT NULL AS locked
+        SELECT q.request, q.tenant, q.vesting_time, q.priority, x.version
           FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time, r.priority FROM quick.pointer_pulls r
                  WHERE r.requested_at >= coalesce(requested_from, '-infinity')
                  ORDER BY r.requested_at
                    FOR UPDATE SKIP LOCKED) q
           LEFT JOIN LATERAL (
-                SELECT p.tenant FROM quick.pointers p
+                SELECT p.ctid AS version FROM quick.pointers p
                  WHERE p.tenant >= q.tenant AND p.tenant <= q.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
                  ORDER BY p.tenant DESC LIMIT 1  -- Newest version first.
                    FOR NO KEY UPDATE SKIP LOCKED) x ON true
-         WHERE x.tenant IS NOT NULL
+         WHERE x.version IS NOT NULL
             OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)
-         LIMIT max_requests),
+         LIMIT max_requests)
+    SELECT coalesce(array_agg(r.request), '{}'), coalesce(array_agg(r.tenant), '{}'),
+           coalesce(array_agg(r.vesting_time), '{}'), coalesce(array_agg(r.priority), '{}'),
+           coalesce(array_agg(r.version), '{}')
+      INTO req_ids, req_tenants, req_vesting, req_priority, req_versions
+      FROM requests r;
+    IF cardinality(req_ids) = 0 THEN
+        RETURN 0;
+    END IF;
+    -- A new statement, so a new snapshot under READ COMMITTED: it sees the versions just locked,
+    -- which nobody can change before this transaction ends, and the update reaches each pointer
+    -- by its version (a lookup by tenant would walk every older version, docs/protocol.md#pointer-versions).
+    WITH requests AS (
+        SELECT u.tenant, u.vesting_time, u.priority, u.version
+          FROM unnest(req_tenants, req_vesting, req_priority, req_versions) u(tenant, vesting_time, priority, version)),
     -- Per zone the earliest vesting time (for the pointer) and the lowest key a request names
     -- (for the zone's floor; requests recorded before migration 0010 name none).
     wanted AS MATERIALIZED (
-        SELECT g.tenant, g.vesting_time, g.drop_floor, k.priority AS floor_priority, k.vesting_time AS floor_vesting
-          FROM (SELECT r.tenant, min(r.vesting_time) AS vesting_time,
+        SELECT g.tenant, g.version, g.vesting_time, g.drop_floor, k.priority AS floor_priority,
+               k.vesting_time AS floor_vesting
+          FROM (SELECT r.tenant, min(r.version) AS version, min(r.vesting_time) AS vesting_time,
                        -- A request that names no key (recorded by code older than migration 0010,
                        -- or by quick.resume_tenant / resume_job_type) drops the zone's floor: scans
                        -- start at the zone's beginning again until a visit raises it.
                        bool_or(r.priority IS NULL) AS drop_floor
-                  FROM requests r WHERE r.locked GROUP BY r.tenant) g
+                  FROM requests r WHERE r.version IS NOT NULL GROUP BY r.tenant) g
           LEFT JOIN LATERAL (
                 SELECT k.priority, k.vesting_time FROM requests k
                  WHERE k.tenant = g.tenant AND k.priority IS NOT NULL
                  ORDER BY k.priority, k.vesting_time LIMIT 1) k ON true),
     -- One update per zone: the pointer pulled in, and the floor lowered to the requests' lowest
     -- key, whatever the pointer's lease (a lease holder settles the pointer, but only a request
-    -- lowers a floor). Both are decided in the update, on the pointer's newest version.
+    -- lowers a floor). Both are decided in the update, on the version locked.
     pulled_pointers AS (
         UPDATE quick.pointers p
            SET vesting_time = CASE WHEN p.vesting_time > w.vesting_time
@@ -78,7 +99,7 @@ BEGIN
                                     WHEN (w.floor_priority, w.floor_vesting) < (p.floor_priority, p.floor_vesting)
                                     THEN w.floor_vesting ELSE p.floor_vesting END
           FROM wanted w
-         WHERE p.tenant = w.tenant
+         WHERE p.ctid = ANY (ARRAY(SELECT w2.version FROM wanted w2)) AND p.ctid = w.version
            AND ((p.vesting_time > w.vesting_time
                  AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease))
                 OR (w.drop_floor AND p.floor_priority IS NOT NULL)
@@ -88,7 +109,7 @@ BEGIN
         -- Requests are finished when applied, when a lease holder will settle the pointer, or when
         -- the pointer is gone.
         DELETE FROM quick.pointer_pulls r
-         WHERE r.ctid = ANY (ARRAY(SELECT q.request FROM requests q))
+         WHERE r.ctid = ANY (req_ids)
         RETURNING 1)
     SELECT count(*) FILTER (WHERE pulled_pointers.pulled) INTO pulled FROM pulled_pointers;
     RETURN pulled;

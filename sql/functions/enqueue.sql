@@ -2,8 +2,9 @@
 -- Enqueue: runs inside the caller's transaction, at any isolation level, and never commits.
 --
 -- Protocol (docs/protocol.md): lock the tenant's pointer FOR KEY SHARE, which conflicts only with
--- its deletion (GC) and never with consumers' lease updates; if there is none, create it with
--- INSERT ... ON CONFLICT DO NOTHING and retry the lock if another transaction won that race; then
+-- its deletion (GC) and never with consumers' lease updates; if there is none, create it (an
+-- INSERT that inserts nothing when the tenant's pointer slot is taken: pointer_slots.sql) and
+-- retry the lock if another transaction won that race; then
 -- insert the item. Under READ COMMITTED each statement takes a fresh snapshot, which the retry
 -- relies on; under REPEATABLE READ/SERIALIZABLE the race with a pointer GC surfaces as 40001,
 -- which the caller retries like any serialization failure.
@@ -68,8 +69,7 @@ BEGIN
             fence_checked := true;
         END IF;
         INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
-        VALUES (enqueue.tenant, item_vesting, statement_timestamp())
-        ON CONFLICT (tenant) DO NOTHING;
+        VALUES (enqueue.tenant, item_vesting, statement_timestamp());  -- nothing if the slot is taken
         pointer_created := FOUND;
         EXIT WHEN pointer_created;
     END LOOP;

@@ -158,8 +158,7 @@ BEGIN
         END IF;
         WITH ins AS (
             INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
-            SELECT u.t, u.f, now_ts FROM unnest(pending, pending_first) u(t, f) ORDER BY u.t
-            ON CONFLICT (tenant) DO NOTHING
+            SELECT u.t, u.f, now_ts FROM unnest(pending, pending_first) u(t, f) ORDER BY u.t  -- skipped if the slot is taken
             RETURNING tenant)
         SELECT array_agg(ins.tenant) INTO created FROM ins;
         EXIT WHEN coalesce(cardinality(created), 0) = cardinality(pending);

@@ -32,6 +32,7 @@ DECLARE
     floor_prio      integer;
     floor_vest      timestamptz;
     needs_request   boolean;
+    locked_version  tid;
 BEGIN
     -- One statement: the lock (a), the limits, the tenant-login rule, the insert (c). An item
     -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
@@ -69,13 +70,22 @@ BEGIN
         IF pointer_vesting > new_vesting
            AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
             -- The lock re-reads the pointer, so one that a visit settled since this function's
-            -- snapshot is judged on its settled version.
-            UPDATE quick.pointers p SET vesting_time = new_vesting
-             WHERE pull_in_transaction AND pointer_lease IS NULL
-               AND p.tenant = (SELECT x.tenant FROM quick.pointers x
-                                WHERE x.tenant = tenant AND x.vesting_time > new_vesting AND x.lease_id IS NULL
-                                  FOR NO KEY UPDATE SKIP LOCKED);
-            IF FOUND THEN
+            -- snapshot is judged on its settled version; it returns the version it holds, and the
+            -- update, a new statement (a new snapshot: this path is READ COMMITTED only), reaches
+            -- that version directly: a lookup by tenant would walk every older one
+            -- (docs/protocol.md#pointer-versions).
+            locked_version := NULL;
+            IF pull_in_transaction AND pointer_lease IS NULL THEN
+                SELECT x.ctid INTO locked_version FROM quick.pointers x
+                 WHERE x.tenant >= tenant AND x.tenant <= tenant  -- a range, not =: newest version first
+                   AND x.vesting_time > new_vesting AND x.lease_id IS NULL
+                 ORDER BY x.tenant DESC LIMIT 1
+                   FOR NO KEY UPDATE SKIP LOCKED;
+            END IF;
+            IF locked_version IS NOT NULL THEN
+                UPDATE quick.pointers p SET vesting_time = new_vesting WHERE p.ctid = locked_version;
+            END IF;
+            IF locked_version IS NOT NULL AND FOUND THEN
                 PERFORM quick.notify_consumers();  -- the zone vests at commit, unannounced otherwise
             ELSE
                 needs_request := true;

@@ -15,12 +15,17 @@ BEGIN
     PERFORM quick.check_not_null(paused IS NULL, 'paused', 'quick.move_in_finish');
     SELECT min(i.vesting_time), count(*) INTO first_vesting, item_count FROM quick.items i WHERE i.tenant = tenant;
     IF item_count > 0 THEN
-        INSERT INTO quick.pointers AS p (tenant, vesting_time, last_active_time)
-        VALUES (tenant, first_vesting, statement_timestamp())
-        -- The moved-in items may sort below the floor a pointer here has: it goes (scans start at
-        -- the zone's beginning until a visit raises it again).
-        ON CONFLICT ON CONSTRAINT pointers_pkey DO UPDATE SET vesting_time = least(p.vesting_time, excluded.vesting_time),
-                                                              floor_priority = NULL, floor_vesting = NULL;
+        -- Inserts nothing when the tenant has a pointer here (pointer_slots.sql); the update then
+        -- reads it in a new statement, which sees the pointer whoever committed it.
+        INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
+        VALUES (tenant, first_vesting, statement_timestamp());
+        IF NOT FOUND THEN
+            -- The moved-in items may sort below the floor the pointer has: it goes (scans start
+            -- at the zone's beginning until a visit raises it again).
+            UPDATE quick.pointers p SET vesting_time = least(p.vesting_time, first_vesting),
+                                        floor_priority = NULL, floor_vesting = NULL
+             WHERE p.tenant = tenant;
+        END IF;
     END IF;
     IF paused THEN
         INSERT INTO quick.paused_tenants (tenant, reason) VALUES (tenant, pause_reason)

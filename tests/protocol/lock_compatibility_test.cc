@@ -274,17 +274,25 @@ TEST_F(LockCompatibilityTest, APointerLeasedPastTheMaximumPointerLeaseIsPulledIn
                                 std::string(sql_literal(kTenant))));
 }
 
-// A unique index covering a column that leases change would turn lease updates into key updates,
-// which conflict with enqueuers' FOR KEY SHARE (research/pg-semantics.md, exp2e).
-TEST_F(LockCompatibilityTest, PointersHaveNoUniqueIndexButTheOneOnTenantAlone) {
-  const auto indexes = query(
-      "SELECT c.relname, i.indnatts, i.indexprs IS NULL AS plain, i.indpred IS NULL AS total, "
-      "       (SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY k(att, n) "
-      "          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att) AS columns "
-      "  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-      " WHERE i.indrelid = 'quick.pointers'::regclass AND (i.indisunique OR i.indisexclusion)");
-  ASSERT_EQ(indexes.size(), 1u) << "quick.pointers must have exactly one unique index";
-  const auto row = indexes[0];
+// No unique index on quick.pointers at all (docs/protocol.md#pointer-slots): one covering a column
+// that leases change would turn lease updates into key updates, which conflict with enqueuers'
+// FOR KEY SHARE (research/pg-semantics.md, exp2e), and even one on tenant alone checks every
+// non-HOT update against all the pointer's versions. One pointer per tenant is kept by
+// quick.pointer_slots, unique on tenant alone.
+TEST_F(LockCompatibilityTest, PointersHaveNoUniqueIndexAndTheirSlotsAreUniqueOnTenantAlone) {
+  const auto unique_indexes = [&](const std::string& table) {
+    return query(
+        "SELECT c.relname, i.indnatts, i.indexprs IS NULL AS plain, i.indpred IS NULL AS total, "
+        "       (SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(i.indkey) WITH ORDINALITY k(att, n) "
+        "          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att) AS columns "
+        "  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        " WHERE i.indrelid = '" +
+        table + "'::regclass AND (i.indisunique OR i.indisexclusion)");
+  };
+  EXPECT_EQ(unique_indexes("quick.pointers").size(), 0u) << "quick.pointers must have no unique index";
+  const auto slots = unique_indexes("quick.pointer_slots");
+  ASSERT_EQ(slots.size(), 1u) << "quick.pointer_slots must have exactly one unique index";
+  const auto row = slots[0];
   EXPECT_EQ(row["indnatts"].as<int>(), 1) << row["relname"].c_str() << " has INCLUDE columns";
   EXPECT_TRUE(row["plain"].as<bool>()) << row["relname"].c_str() << " has expressions";
   EXPECT_TRUE(row["total"].as<bool>()) << row["relname"].c_str() << " is partial";

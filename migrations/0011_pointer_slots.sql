@@ -1,8 +1,8 @@
 -- quick-pg schema version 11: one pointer per zone is kept by quick.pointer_slots, not by a unique
 -- index on quick.pointers (docs/protocol.md#pointer-slots).
 --
--- Every pointer update moves vesting_time, which pointers_vesting indexes, so none is HOT: each
--- one adds an entry to every index of quick.pointers. In a unique index that entry is checked
+-- Nearly every pointer update moves vesting_time, which pointers_vesting indexes, so it is not
+-- HOT: it adds an entry to every index of quick.pointers. In a unique index that entry is checked
 -- against every earlier version of the tenant's pointer, one heap fetch each, and while a long
 -- snapshot holds vacuum back a busy zone's pointer keeps thousands of them: one update read 6,101
 -- buffers at 6,000 versions, against 46 without the unique index (docs/benchmarks.md#10-held-snapshot).
@@ -17,9 +17,11 @@
 -- quick.pointers has no primary key any more; REPLICA IDENTITY FULL keeps its updates and
 -- deletes publishable for logical replication.
 --
--- Between this file and the function files (quick migrate applies both), creating a new zone's
--- pointer fails with an error (the enqueue fails; nothing queued is touched): the older functions
--- name the dropped unique index in ON CONFLICT.
+-- Between this file and the function files (quick migrate applies both, seconds apart), creating a
+-- new zone's pointer fails with an error (the enqueue fails; nothing queued is touched): the older
+-- functions name the dropped unique index in ON CONFLICT. Pointers the older functions delete
+-- meanwhile (collected zones, moves) leave their slots behind, as the triggers do not exist yet;
+-- the first insert of such a tenant's pointer finds the slot without a pointer and takes it over.
 --
 -- Apply with: quick migrate, or psql (README: the order, functions and views included). One
 -- transaction; refuses to run twice. Never edit it once released.
@@ -40,8 +42,9 @@ BEGIN
 END
 $guard$;
 
--- No enqueue may create or delete a pointer while the slots are filled.
-LOCK TABLE quick.pointers IN SHARE ROW EXCLUSIVE MODE;
+-- Taken first, so that no session holding a lower lock on the table can deadlock with the
+-- DROP CONSTRAINT below; no pointer is created or deleted while the slots are filled.
+LOCK TABLE quick.pointers IN ACCESS EXCLUSIVE MODE;
 
 CREATE TABLE quick.pointer_slots (
     tenant text PRIMARY KEY  -- the tenant has a pointer in quick.pointers

@@ -119,7 +119,7 @@ BEGIN
     PERFORM quick.check_tenant_login(v_tenant, 'quick.enqueue_batch');
 
     -- Lock or create every tenant's pointer, in tenant order so that two batches creating the same
-    -- new pointers cannot deadlock on the unique index. pending lists the tenants still to lock,
+    -- new pointers cannot deadlock on the pointer slots' unique index. pending lists the tenants still to lock,
     -- sorted, with pending_first the earliest vesting time of each one's new items. Each pointer
     -- is locked through its own index lookup (a LATERAL subquery with a locking clause is never
     -- flattened, so the plan is a nested loop in pending's order): "tenant = ANY (pending)" gets a

@@ -8,24 +8,36 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 DECLARE
-    first_vesting timestamptz;
-    item_count    bigint;
+    first_vesting   timestamptz;
+    item_count      bigint;
+    pointer_version tid;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_finish');
     PERFORM quick.check_not_null(paused IS NULL, 'paused', 'quick.move_in_finish');
     SELECT min(i.vesting_time), count(*) INTO first_vesting, item_count FROM quick.items i WHERE i.tenant = tenant;
     IF item_count > 0 THEN
-        -- Inserts nothing when the tenant has a pointer here (pointer_slots.sql); the update then
-        -- reads it in a new statement, which sees the pointer whoever committed it.
-        INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
-        VALUES (tenant, first_vesting, statement_timestamp());
-        IF NOT FOUND THEN
-            -- The moved-in items may sort below the floor the pointer has: it goes (scans start
-            -- at the zone's beginning until a visit raises it again).
-            UPDATE quick.pointers p SET vesting_time = least(p.vesting_time, first_vesting),
-                                        floor_priority = NULL, floor_vesting = NULL
-             WHERE p.tenant = tenant;
-        END IF;
+        -- The existing pointer, locked so that no collection deletes it before this commits (the
+        -- moved-in items are not visible to a collection yet), is pulled in; else a new one is
+        -- inserted, which inserts nothing when a concurrent creator won (pointer_slots.sql):
+        -- then the loop locks that one. READ COMMITTED (TenantMove checks): each statement sees
+        -- what committed before it, and the update reaches the version the lock took.
+        LOOP
+            SELECT p.ctid INTO pointer_version FROM quick.pointers p
+             WHERE p.tenant >= tenant AND p.tenant <= tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+             ORDER BY p.tenant DESC LIMIT 1
+               FOR NO KEY UPDATE;
+            IF FOUND THEN
+                -- The moved-in items may sort below the floor the pointer has: it goes (scans
+                -- start at the zone's beginning until a visit raises it again).
+                UPDATE quick.pointers p SET vesting_time = least(p.vesting_time, first_vesting),
+                                            floor_priority = NULL, floor_vesting = NULL
+                 WHERE p.ctid = pointer_version;
+                EXIT;
+            END IF;
+            INSERT INTO quick.pointers (tenant, vesting_time, last_active_time)
+            VALUES (tenant, first_vesting, statement_timestamp());
+            EXIT WHEN FOUND;
+        END LOOP;
     END IF;
     IF paused THEN
         INSERT INTO quick.paused_tenants (tenant, reason) VALUES (tenant, pause_reason)

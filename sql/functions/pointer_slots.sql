@@ -8,7 +8,10 @@
 --     the pointer's row when the slot is taken: an INSERT into quick.pointers behaves as INSERT
 --     ... ON CONFLICT (tenant) DO NOTHING did on the old unique index. It waits for a transaction
 --     that is creating or deleting the tenant's pointer, and under REPEATABLE READ / SERIALIZABLE
---     a slot taken by a transaction the snapshot does not see raises 40001;
+--     a slot taken by a transaction the snapshot does not see raises 40001. A slot whose pointer
+--     is gone (deleted while the triggers did not exist or were disabled: the upgrade to
+--     migration 0011, session_replication_role = replica) is taken over instead of skipping
+--     the insert for ever, which would make quick.enqueue's loop spin;
 --   * AFTER DELETE frees the slot, in the deleting transaction;
 --   * AFTER TRUNCATE empties the slots;
 --   * BEFORE UPDATE OF tenant refuses the update: a pointer never changes tenant.
@@ -24,7 +27,23 @@ BEGIN
     IF FOUND THEN
         RETURN NEW;
     END IF;
-    RETURN NULL;  -- the tenant has a pointer: insert nothing
+    -- The slot is taken, by a committed transaction (ON CONFLICT waited for one in progress).
+    -- Its pointer was created with it, so a new statement sees the pointer (under READ
+    -- COMMITTED; under REPEATABLE READ the snapshot saw the slot, hence the pointer), or sees it
+    -- being deleted, not yet committed: the caller then waits on it, as on any pointer.
+    IF EXISTS (SELECT 1 FROM quick.pointers p
+                WHERE p.tenant >= NEW.tenant AND p.tenant <= NEW.tenant  -- newest version first
+                ORDER BY p.tenant DESC LIMIT 1) THEN
+        RETURN NULL;  -- the tenant has a pointer: insert nothing
+    END IF;
+    -- No pointer: a stale slot, or one a collection freed since the insert above (the delete
+    -- then finds nothing). Either way the slot is claimed again, with the same rule.
+    DELETE FROM quick.pointer_slots s WHERE s.tenant = NEW.tenant;
+    INSERT INTO quick.pointer_slots (tenant) VALUES (NEW.tenant) ON CONFLICT (tenant) DO NOTHING;
+    IF FOUND THEN
+        RETURN NEW;
+    END IF;
+    RETURN NULL;  -- another creator took it over first: its pointer stands
 END
 $$;
 REVOKE ALL ON FUNCTION quick.claim_pointer_slot() FROM PUBLIC;

@@ -11,8 +11,11 @@
 --
 -- If the existing pointer vests later than the new item, and no consumer holds it (or its lease
 -- runs past now + quick.limits.max_pointer_lease), or the item sorts below the zone's floor, a
--- pull request is recorded; a consumer applies it after the commit. RR/SER callers may see a
--- stale pointer version, so they always record one.
+-- pull request is recorded; a consumer applies it after the commit. That is judged on the
+-- pointer as a NEW statement reads it after the lock, not on what the lock returned: a KEY SHARE
+-- lock can return a version older than a settle that raised the floor
+-- (docs/protocol.md#the-lock-can-return-an-older-version). RR/SER callers may see a stale
+-- pointer version, so they always record one.
 CREATE OR REPLACE FUNCTION quick.enqueue(
     tenant         text,
     job_type       text,
@@ -31,10 +34,6 @@ SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     limits            quick.limits := quick.current_limits();
     item_vesting      timestamptz;
-    pointer_vesting   timestamptz;
-    pointer_lease     uuid;
-    zone_floor_prio   integer;
-    zone_floor_vest   timestamptz;
     pointer_created   boolean := false;
     fence_checked     boolean := false;
 BEGIN
@@ -57,9 +56,7 @@ BEGIN
     item_vesting := statement_timestamp() + enqueue.vesting_delay;
 
     LOOP
-        SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
-          INTO pointer_vesting, pointer_lease, zone_floor_prio, zone_floor_vest
-          FROM quick.pointers p
+        PERFORM FROM quick.pointers p
          WHERE p.tenant >= enqueue.tenant AND p.tenant <= enqueue.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
          ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
            FOR KEY SHARE;
@@ -94,14 +91,24 @@ BEGIN
     END IF;
     duplicate := false;
 
-    IF NOT pointer_created
-       AND ((pointer_vesting > item_vesting
-             AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + limits.max_pointer_lease))
-            OR (zone_floor_prio IS NOT NULL
-                AND (enqueue.priority, item_vesting) < (zone_floor_prio, zone_floor_vest))
-            OR current_setting('transaction_isolation') <> 'read committed') THEN
+    IF pointer_created THEN
+        NULL;  -- it vests with this item and has no floor
+    ELSIF current_setting('transaction_isolation') <> 'read committed' THEN
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
         VALUES (enqueue.tenant, item_vesting, enqueue.priority);
+    ELSE
+        -- A new statement, so a new snapshot: it sees the newest pointer version, and the lock
+        -- taken above keeps any settle from raising the floor or parking the zone after it.
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
+        SELECT enqueue.tenant, item_vesting, enqueue.priority
+          FROM (SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+                  FROM quick.pointers p
+                 WHERE p.tenant >= enqueue.tenant AND p.tenant <= enqueue.tenant
+                 ORDER BY p.tenant DESC LIMIT 1) p
+         WHERE (p.vesting_time > item_vesting
+                AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + limits.max_pointer_lease))
+            OR (p.floor_priority IS NOT NULL
+                AND (enqueue.priority, item_vesting) < (p.floor_priority, p.floor_vesting));
     END IF;
     RETURN NEXT;
 END

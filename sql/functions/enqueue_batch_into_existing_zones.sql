@@ -2,7 +2,8 @@
 -- The C++ producer's batch fast path: quick.enqueue_batch's protocol for the common case, in one
 -- statement read straight from the same JSON array (items, as enqueue_batch_in builds it): FOR
 -- KEY SHARE on each distinct tenant's pointer (in tenant order, each through its own index
--- lookup), the pull requests quick.enqueue_batch would record, then the items. Items and requests
+-- lookup), then the items; a second statement records the pull requests quick.enqueue_batch
+-- would record. Items and requests
 -- are written only when every tenant's pointer was locked and every item is one quick.enqueue_batch
 -- would accept without a client item id: the InitPlan over `locked` runs, and so takes every
 -- lock, before either insert reads a row. Otherwise no row comes back and nothing but locks was
@@ -32,7 +33,12 @@ SET jit = off
 SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-    limits quick.limits := quick.current_limits();
+    limits      quick.limits := quick.current_limits();
+    new_ids     bigint[];
+    decide_here boolean;
+    w_tenants   text[];
+    w_first     timestamptz[];
+    w_priority  integer[];
 BEGIN
     IF jsonb_typeof(items) IS DISTINCT FROM 'array' THEN
         RETURN;
@@ -41,7 +47,6 @@ BEGIN
         PERFORM quick.check_tenant_login(ARRAY(SELECT e->>'tenant' FROM jsonb_array_elements(items) e),
                                          'quick.enqueue_batch_into_existing_zones');
     END IF;
-    RETURN QUERY
     WITH input AS MATERIALIZED (
         SELECT a.ord, a.e->>'tenant' AS tenant, a.e->>'job_type' AS job_type,
                coalesce(a.e->'payload', '{}'::jsonb) AS payload,
@@ -62,13 +67,10 @@ BEGIN
                min(i.priority) AS priority
           FROM input i GROUP BY i.tenant),
     locked AS MATERIALIZED (
-        SELECT p.tenant, p.vesting_time, p.lease_id, w.first, w.priority,
-               -- (lowest priority, earliest vesting) is at or below every item's key.
-               (p.floor_priority IS NOT NULL
-                AND (w.priority, w.first) < (p.floor_priority, p.floor_vesting)) AS below_floor
+        SELECT p.tenant, p.vesting_time, p.lease_id, w.first, w.priority
           FROM (SELECT * FROM wanted ORDER BY tenant) w
           CROSS JOIN LATERAL (
-                SELECT p.tenant, p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+                SELECT p.tenant, p.vesting_time, p.lease_id
                   FROM quick.pointers p
                  WHERE p.tenant >= w.tenant AND p.tenant <= w.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
                  ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
@@ -81,8 +83,10 @@ BEGIN
                       FROM input i) AS ok,
                current_setting('transaction_isolation') <> 'read committed' AS always_pull),
     -- Pulled in the caller's transaction: the parked, unleased pointers locked without waiting, in
-    -- tenant order. The lock re-reads the pointer, so one that a visit settled since this
-    -- statement's snapshot is judged on its settled version.
+    -- tenant order. The NO KEY UPDATE lock re-reads the pointer, so one that a visit settled since
+    -- this statement's snapshot is judged on its settled version. (Which pointers to try is
+    -- judged on what the KEY SHARE lock returned, which can be older: one missed here gets a
+    -- request below.)
     claimed AS MATERIALIZED (
         SELECT m.tenant, m.first
           FROM (SELECT l.tenant, l.first FROM locked l, complete c
@@ -99,21 +103,45 @@ BEGIN
         UPDATE quick.pointers p SET vesting_time = c.first
           FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first
         RETURNING quick.notify_consumers()),
+    -- An RR/SER caller may see an older pointer version, so it always records a request;
+    -- (lowest priority, earliest vesting) is at or below every item's key.
     pulls AS (
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
         SELECT l.tenant, l.first, l.priority FROM locked l, complete c
+         WHERE c.ok AND c.always_pull),
+    inserted AS (
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
+        SELECT i.tenant, i.job_type, i.priority, statement_timestamp() + i.delay, i.payload
+          FROM input i, complete c
          WHERE c.ok
-           AND ((l.vesting_time > l.first
-                 AND (l.lease_id IS NULL OR l.vesting_time > statement_timestamp() + limits.max_pointer_lease)
-                 AND NOT EXISTS (SELECT 1 FROM claimed m WHERE m.tenant = l.tenant))
-                OR l.below_floor
-                OR c.always_pull))
-    INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
-    SELECT i.tenant, i.job_type, i.priority, statement_timestamp() + i.delay, i.payload
-      FROM input i, complete c
-     WHERE c.ok
-     ORDER BY i.ord
-    RETURNING id;
+         ORDER BY i.ord
+        RETURNING id)
+    SELECT (SELECT array_agg(n.id ORDER BY n.id) FROM inserted n),
+           (SELECT c.ok AND NOT c.always_pull FROM complete c),
+           (SELECT array_agg(w.tenant ORDER BY w.tenant) FROM wanted w),
+           (SELECT array_agg(w.first ORDER BY w.tenant) FROM wanted w),
+           (SELECT array_agg(w.priority ORDER BY w.tenant) FROM wanted w)
+      INTO new_ids, decide_here, w_tenants, w_first, w_priority;
+
+    IF decide_here THEN
+        -- A READ COMMITTED caller's pull requests, judged on each pointer as this new statement (a
+        -- new snapshot) reads it, not as the KEY SHARE lock returned it: that can be a version
+        -- older than a settle that raised the floor or parked the zone
+        -- (docs/protocol.md#the-lock-can-return-an-older-version). The locks, now held, keep any
+        -- settle from doing so after this read. A pointer pulled in above vests with the items.
+        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
+        SELECT w.t, w.first, w.prio
+          FROM unnest(w_tenants, w_first, w_priority) w(t, first, prio)
+          CROSS JOIN LATERAL (
+                SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+                  FROM quick.pointers p
+                 WHERE p.tenant >= w.t AND p.tenant <= w.t  -- a range, not =: newest version first
+                 ORDER BY p.tenant DESC LIMIT 1) p
+         WHERE (p.vesting_time > w.first
+                AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + limits.max_pointer_lease))
+            OR (p.floor_priority IS NOT NULL AND (w.prio, w.first) < (p.floor_priority, p.floor_vesting));
+    END IF;
+    RETURN QUERY SELECT unnest(new_ids);
 END
 $$;
 REVOKE ALL ON FUNCTION quick.enqueue_batch_into_existing_zones(jsonb,boolean) FROM PUBLIC;

@@ -64,6 +64,15 @@ BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         needs_request := true;
     ELSE
+        -- Judged on the pointer as this new statement reads it (a new snapshot), not as the lock
+        -- returned it: a KEY SHARE lock can return a version older than a settle that raised the
+        -- floor or parked the zone (docs/protocol.md#the-lock-can-return-an-older-version). The
+        -- lock, now held, keeps any settle from doing so after this read.
+        SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+          INTO pointer_vesting, pointer_lease, floor_prio, floor_vest
+          FROM quick.pointers p
+         WHERE p.tenant >= tenant AND p.tenant <= tenant  -- a range, not =: newest version first
+         ORDER BY p.tenant DESC LIMIT 1;
         -- Below the zone's floor (a priority below the floor's, or this statement began before a
         -- visit that raised the floor): the request lowers the floor when a consumer applies it.
         needs_request := floor_prio IS NOT NULL AND (priority, new_vesting) < (floor_prio, floor_vest);

@@ -5,6 +5,8 @@
 // lowers the floor when applied; an enqueue in flight keeps a visit from raising the floor at
 // all; and a zone whose only items are below its floor is never collected. Every enqueue path is
 // run, at READ COMMITTED and REPEATABLE READ, with deliberate interleavings on real connections.
+// A READ COMMITTED writer judges its key on the pointer as a new statement reads it after its
+// lock, because the lock itself can return a version older than the settle that raised the floor.
 // The last test shows what the floor is for: with a snapshot held open, a probe from the floor
 // reads an entry or two of the zone index where one from the zone's beginning walks every
 // consumed job's entries.
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "support/enqueue_paths.h"
+#include "support/interleaving.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -78,6 +81,39 @@ class ZoneFloorTest : public testing::DatabaseTest {
         .at(0)
         .at(0)
         .as<long long>();
+  }
+  // Runs `statement`, one writer's statement at READ COMMITTED that locks the pointers of zones "a"
+  // and "z" in that order, in the interleaving where its KEY SHARE lock returns a version of z's
+  // pointer older than the live one (docs/protocol.md#the-lock-can-return-an-older-version):
+  //   V locks a's pointer FOR UPDATE; the writer's statement takes its snapshot and waits for it;
+  //   S updates z's pointer (a no-key update, committed after that snapshot);
+  //   V locks z's pointer FOR NO KEY UPDATE, S takes and releases KEY SHARE on it (its xmax is now
+  //   a MultiXact, so V's update below is recorded as a no-key one), V locks it FOR UPDATE;
+  //   V's settle raises z's floor to priority 5 and commits.
+  // The writer then locks the version of z's pointer its snapshot saw (updated by a no-key update:
+  // no conflict), follows the update chain to lock the newer versions too, and returns the old one.
+  // Both pointers exist (drain_at_priority) before it runs.
+  testing::RunResult run_behind_a_settle(const std::string& statement) {
+    const std::string a = " FROM quick.pointers WHERE tenant = 'a'";
+    const std::string z = " FROM quick.pointers WHERE tenant = 'z'";
+    const std::vector<testing::SessionScript> scripts = {
+        {"V",
+         {testing::fixed_step("V1:a-for-update", "BEGIN; SELECT 1" + a + " FOR UPDATE"),
+          testing::fixed_step("V2:z-no-key-update", "SELECT 1" + z + " FOR NO KEY UPDATE"),
+          testing::fixed_step("V3:z-for-update", "SELECT 1" + z + " FOR UPDATE"),
+          testing::fixed_step("V4:settle",
+                              "UPDATE quick.pointers SET floor_priority = 5, floor_vesting = now() "
+                              "WHERE tenant = 'z'"),
+          testing::fixed_step("V5", "COMMIT")}},
+        {"S",
+         {testing::fixed_step("S1:z-update", "UPDATE quick.pointers SET last_active_time = now() WHERE tenant = 'z'"),
+          testing::fixed_step("S2:z-key-share", "BEGIN; SELECT 1" + z + " FOR KEY SHARE"),
+          testing::fixed_step("S3", "COMMIT")}},
+        {"E",
+         {testing::fixed_step("E1", "BEGIN ISOLATION LEVEL READ COMMITTED"), testing::fixed_step("E2", statement),
+          testing::fixed_step("E3", "COMMIT")}}};
+    testing::InterleavingHarness harness(url(), 3);
+    return harness.run(scripts, {0, 2, 2, 1, 0, 1, 1, 0, 0, 0, 2});
   }
   // Items of the zone that a visit took (leased), after applying pull requests.
   std::vector<long long> apply_pulls_and_visit(const std::string& tenant) {
@@ -152,6 +188,71 @@ TEST_P(ZoneFloorPathTest, AnEnqueueInFlightKeepsTheVisitFromRaisingTheFloor) {
     session.exec("COMMIT");
     EXPECT_EQ(apply_pulls_and_visit(tenant).size(), 1u);
   }
+}
+
+// The Postgres behaviour the re-read after the lock guards against, on quick.pointers itself: the
+// KEY SHARE lock waits for the settle, then returns z's floor from before it.
+TEST_F(ZoneFloorTest, AKeyShareLockCanReturnAPointerVersionOlderThanASettle) {
+  drain_at_priority("a", 0);
+  drain_at_priority("z", 0);
+  const auto run = run_behind_a_settle(
+      "SELECT string_agg(p.floor_priority::text, ',' ORDER BY t) FROM unnest('{a,z}'::text[]) t "
+      "CROSS JOIN LATERAL (SELECT floor_priority FROM quick.pointers WHERE tenant = t FOR KEY SHARE) p");
+  ASSERT_TRUE(run.at(2, 1).blocked) << run.trace();
+  ASSERT_TRUE(run.committed_all(2)) << run.trace();
+  EXPECT_EQ(run.at(2, 1).value(), std::optional<std::string>("0,0"))
+      << "the lock returned z's live floor (5); if Postgres now always does, the re-read after the lock "
+         "could go. "
+      << run.trace();
+  EXPECT_EQ(floor_of("z").value_or("").substr(0, 3), "(5,");
+}
+
+// The writer's key for z (priority 0) is below the floor the settle raised (priority 5): it must be
+// named by a pull request, though the writer's lock returned the old floor (priority 0).
+TEST_F(ZoneFloorTest, ABatchWhoseLockReturnsAnOlderPointerVersionStillNamesItsKeyBelowTheFloor) {
+  const std::vector<std::pair<std::string, std::string>> writers = {
+      {"quick.enqueue_batch",
+       R"(SELECT * FROM quick.enqueue_batch('[{"tenant":"a","job_type":"job"},{"tenant":"z","job_type":"job"}]'))"},
+      {"the batch fast path",
+       R"(SELECT id FROM quick.enqueue_batch_into_existing_zones('[{"tenant":"a","job_type":"job"},)"
+       R"({"tenant":"z","job_type":"job"}]'::jsonb, false) id)"},
+      {"quick.request_pointer_pulls (requeue, release)",
+       "SELECT quick.request_pointer_pulls('{a,z}', ARRAY[now(), now()], '{0,0}')"}};
+  for (const auto& [writer, statement] : writers) {
+    SCOPED_TRACE(writer);
+    query("DELETE FROM quick.pointer_pulls");
+    query("UPDATE quick.pointers SET floor_priority = NULL, floor_vesting = NULL");
+    drain_at_priority("a", 0);
+    drain_at_priority("z", 0);
+    const auto run = run_behind_a_settle(statement);
+    ASSERT_TRUE(run.at(2, 1).blocked) << run.trace();
+    ASSERT_TRUE(run.committed_all(2)) << run.trace();
+    EXPECT_EQ(pull_requests_naming_priority("z", 0), 1) << run.trace();
+    EXPECT_EQ(pull_requests_naming_priority("a", 0), 0) << "a's floor did not move: " << run.trace();
+    query("DELETE FROM quick.items");
+  }
+}
+
+// The single-item paths lock and decide in a window too short to interleave by hand, so the older
+// version is made here by the writer itself: a trigger raises the floor right after the lock
+// (as the item is inserted). A decision made on what the lock returned misses it.
+TEST_P(ZoneFloorPathTest, AnEnqueueJudgesItsKeyOnThePointerAfterItsLockNotOnWhatTheLockReturned) {
+  drain_at_priority("z", 0);
+  query(R"(CREATE FUNCTION public.raise_floor() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+               UPDATE quick.pointers SET floor_priority = 5, floor_vesting = now() WHERE tenant = NEW.tenant;
+               RETURN NULL;
+           END $$;
+           CREATE TRIGGER raise_floor AFTER INSERT ON quick.items FOR EACH ROW EXECUTE FUNCTION public.raise_floor())");
+  auto conn = connect();
+  {
+    pqxx::work txn(*conn);
+    ASSERT_FALSE(txn.exec(testing::enqueue_statement(GetParam(), "z")).empty());  // priority 0
+    txn.commit();
+  }
+  EXPECT_EQ(pull_requests_naming_priority("z", 0), 1);
+  query("DROP TRIGGER raise_floor ON quick.items");
+  EXPECT_EQ(apply_pulls_and_visit("z").size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPath, ZoneFloorPathTest, ::testing::ValuesIn(testing::every_enqueue_path()),

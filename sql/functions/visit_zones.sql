@@ -41,7 +41,7 @@
 --     arrays aligned with the visited zones (never `tenant = ANY (array)` per zone, which made a
 --     visit of n zones cost about 4 n^2 text comparisons), and step 4a takes its locks one zone
 --     at a time in tenant order, so it knows which zone each lock belongs to;
---   * every probe for "does this zone have vested items?" (steps 1 and 3) asks for the zone's
+--   * every probe for "does this zone have vested items?" (step 3) asks for the zone's
 --     first vested item in the zone index's order, (priority, vesting_time) LIMIT 1, and step 2's
 --     update also names its rows by an array of ids. An EXISTS probe, or an update joined by id
 --     alone, can be planned as a sequential scan when one tenant owns most of quick.items, and
@@ -69,13 +69,12 @@ DECLARE
     zone_versions   tid[];           -- the pointer row version step 1 locked (docs/protocol.md#pointer-versions)
     zone_active     timestamptz[];   -- last_active_time
     zone_lag        interval[];      -- how long the pointer had been vested
-    zone_found      boolean[];       -- it had vested items to take (step 1's probe)
+    zone_found      boolean[];       -- it had vested items to take (step 2a's candidates)
     zone_busy       boolean[];       -- it still has vested items after the dequeue (step 3)
     zone_floor_prio integer[];       -- the zone's floor (where its scans start; -2^31 and
     zone_floor_vest timestamptz[];   -- -infinity when it has none)
-    found_zones     text[];
-    found_floor_prio integer[];
-    found_floor_vest timestamptz[];
+    zone_last_prio  integer[];       -- the key of its last candidate in step 2a (NULL: none)
+    zone_last_vest  timestamptz[];
     busy_zones      text[];
     -- The zones to settle (the visited ones that are not busy), with their flags, and per zone
     -- whether step 4a locked it.
@@ -90,6 +89,7 @@ DECLARE
     -- Step 2's candidates, in zone order and each zone's order.
     cand_ids        bigint[];
     cand_ready      timestamptz[];
+    cand_prio       integer[];
     cand_zone       bigint[];
     cand_bytes      integer[];
     cand_total      bigint;
@@ -112,31 +112,18 @@ BEGIN
                                  limits.max_min_inactive, 'max_min_inactive');
     skipped_types := coalesce(excluded_job_types, '{}') || paused_types;
 
-    -- 1: lock the vested pointers of the named zones and probe which have vested items to take.
+    -- 1: lock the vested pointers of the named zones. Whether a zone has vested items to take is
+    -- what step 2a finds: a separate probe would walk the same index entries once more.
     SELECT coalesce(array_agg(l.tenant ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.version ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.last_active_time ORDER BY l.tenant), '{}'),
            coalesce(array_agg(now_ts - l.vesting_time ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(l.active ORDER BY l.tenant), '{}'),
            coalesce(array_agg(l.floor_prio ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(l.floor_vest ORDER BY l.tenant), '{}'),
-           coalesce(array_agg(l.tenant ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
-           coalesce(array_agg(l.floor_prio ORDER BY l.tenant) FILTER (WHERE l.active), '{}'),
-           coalesce(array_agg(l.floor_vest ORDER BY l.tenant) FILTER (WHERE l.active), '{}')
-      INTO zone_tenants, zone_versions, zone_active, zone_lag, zone_found, zone_floor_prio, zone_floor_vest,
-           found_zones, found_floor_prio, found_floor_vest
+           coalesce(array_agg(l.floor_vest ORDER BY l.tenant), '{}')
+      INTO zone_tenants, zone_versions, zone_active, zone_lag, zone_floor_prio, zone_floor_vest
       FROM (SELECT p.tenant, p.ctid AS version, p.last_active_time, p.vesting_time,
                    coalesce(p.floor_priority, -2147483648) AS floor_prio,
-                   coalesce(p.floor_vesting, '-infinity') AS floor_vest,
-                   -- Through the zone index, in its order, from the zone's floor (see the header):
-                   -- not an EXISTS.
-                   coalesce((SELECT true FROM quick.items i
-                              WHERE i.tenant = p.tenant
-                                AND (i.priority, i.vesting_time) >= (coalesce(p.floor_priority, -2147483648),
-                                                                     coalesce(p.floor_vesting, '-infinity'))
-                                AND i.vesting_time <= now_ts
-                                AND i.job_type <> ALL (skipped_types)
-                              ORDER BY i.priority, i.vesting_time LIMIT 1), false) AS active
+                   coalesce(p.floor_vesting, '-infinity') AS floor_vest
               FROM (SELECT DISTINCT u.t FROM unnest(tenants) u(t)) t
              -- One lookup per zone, its newest version first, so LIMIT 1 stops there: a range on
              -- tenant, since with `=` the ORDER BY is redundant and the index is read forwards
@@ -167,44 +154,57 @@ BEGIN
         RETURN;
     END IF;
 
-    -- 2: dequeue from the zones that have vested items, streaming the leased items out.
-    IF cardinality(found_zones) > 0 THEN
-        -- 2a: lock the candidates, up to dequeue_max vested items per zone, with each one's zone
-        -- (its ordinal in found_zones), rank in its zone and payload size.
-        SELECT coalesce(array_agg(c.id ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-               coalesce(array_agg(c.vesting_time ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-               coalesce(array_agg(z.n ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-               coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-               coalesce(sum(c.bytes), 0)
-          INTO cand_ids, cand_ready, cand_zone, cand_bytes, cand_total
-          FROM unnest(found_zones, found_floor_prio, found_floor_vest) WITH ORDINALITY z(tenant, fp, fv, n)
-          CROSS JOIN LATERAL (
-                SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
-                  FROM quick.items i
-                 WHERE i.tenant = z.tenant AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
-                   AND i.vesting_time <= now_ts
-                   AND i.job_type <> ALL (skipped_types)
-                 ORDER BY i.priority, i.vesting_time
-                 LIMIT dequeue_max
-                   FOR NO KEY UPDATE SKIP LOCKED) c;
-        -- 2b: the byte budget (max_bytes of payload per visit). When the candidates exceed it, it is
-        -- filled round robin: every zone's first item, then every zone's second, ..., so that a
-        -- zone of big payloads cannot take the whole visit; the first item always goes. Items left
-        -- out stay vested (their locks end with this transaction), and step 3 requeues their
-        -- zones to vest now. Usually the candidates fit and this costs nothing.
-        IF cand_total > max_bytes THEN
-            SELECT coalesce(array_agg(x.id ORDER BY x.o), '{}'), coalesce(array_agg(x.ready ORDER BY x.o), '{}')
-              INTO cand_ids, cand_ready
-              FROM (SELECT y.id, y.ready, y.o, y.bytes,
-                           sum(y.bytes) OVER (ORDER BY y.k, y.zone ROWS UNBOUNDED PRECEDING) AS running
-                      FROM (SELECT u.id, u.ready, u.zone, u.bytes, u.o,
-                                   row_number() OVER (PARTITION BY u.zone ORDER BY u.o) AS k
-                              FROM unnest(cand_ids, cand_ready, cand_zone, cand_bytes) WITH ORDINALITY
-                                   u(id, ready, zone, bytes, o)) y) x
-             WHERE x.running - x.bytes < max_bytes;
-        END IF;
-        -- 2c: lease them, streaming the leased items out. The ids as an array, so that the update
-        -- reaches its rows through the primary key whatever the table's size (see the header).
+    -- 2: dequeue from the zones, streaming the leased items out.
+    -- 2a: lock the candidates, up to dequeue_max vested items per zone (the zone index from the
+    -- zone's floor, in its order: see the header), with each one's zone (its ordinal in
+    -- zone_tenants), key and payload size. A zone with a candidate is "found": it had vested
+    -- items to take. (One whose vested items all are locked by someone else right now is not.)
+    SELECT coalesce(array_agg(c.id ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+           coalesce(array_agg(c.vesting_time ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+           coalesce(array_agg(c.priority ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+           coalesce(array_agg(z.n ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+           coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+           coalesce(sum(c.bytes), 0)
+      INTO cand_ids, cand_ready, cand_prio, cand_zone, cand_bytes, cand_total
+      FROM unnest(zone_tenants, zone_floor_prio, zone_floor_vest) WITH ORDINALITY z(tenant, fp, fv, n)
+      CROSS JOIN LATERAL (
+            SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
+              FROM quick.items i
+             WHERE i.tenant = z.tenant AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+               AND i.vesting_time <= now_ts
+               AND i.job_type <> ALL (skipped_types)
+             ORDER BY i.priority, i.vesting_time
+             LIMIT dequeue_max
+               FOR NO KEY UPDATE SKIP LOCKED) c;
+    -- Per zone, aligned with zone_tenants: found, and its last candidate's key (NULL when none),
+    -- where step 3 starts. Before 2b, which may leave some candidates out.
+    SELECT coalesce(array_agg(c.zone IS NOT NULL ORDER BY z.n), '{}'),
+           coalesce(array_agg(c.prio ORDER BY z.n), '{}'), coalesce(array_agg(c.vest ORDER BY z.n), '{}')
+      INTO zone_found, zone_last_prio, zone_last_vest
+      FROM generate_subscripts(zone_tenants, 1) z(n)
+      LEFT JOIN (SELECT DISTINCT ON (u.zone) u.zone, u.prio, u.vest
+                   FROM unnest(cand_zone, cand_prio, cand_ready) WITH ORDINALITY u(zone, prio, vest, o)
+                  ORDER BY u.zone, u.o DESC) c ON c.zone = z.n;
+
+    -- 2b: the byte budget (max_bytes of payload per visit). When the candidates exceed it, it is
+    -- filled round robin: every zone's first item, then every zone's second, ..., so that a
+    -- zone of big payloads cannot take the whole visit; the first item always goes. Items left
+    -- out stay vested (their locks end with this transaction), and step 3 requeues their
+    -- zones to vest now. Usually the candidates fit and this costs nothing.
+    IF cand_total > max_bytes THEN
+        SELECT coalesce(array_agg(x.id ORDER BY x.o), '{}'), coalesce(array_agg(x.ready ORDER BY x.o), '{}')
+          INTO cand_ids, cand_ready
+          FROM (SELECT y.id, y.ready, y.o, y.bytes,
+                       sum(y.bytes) OVER (ORDER BY y.k, y.zone ROWS UNBOUNDED PRECEDING) AS running
+                  FROM (SELECT u.id, u.ready, u.zone, u.bytes, u.o,
+                               row_number() OVER (PARTITION BY u.zone ORDER BY u.o) AS k
+                          FROM unnest(cand_ids, cand_ready, cand_zone, cand_bytes) WITH ORDINALITY
+                               u(id, ready, zone, bytes, o)) y) x
+         WHERE x.running - x.bytes < max_bytes;
+    END IF;
+    -- 2c: lease them, streaming the leased items out. The ids as an array, so that the update
+    -- reaches its rows through the primary key whatever the table's size (see the header).
+    IF cardinality(cand_ids) > 0 THEN
         RETURN QUERY
         UPDATE quick.items i
            SET lease_id = gen_random_uuid(), vesting_time = now_ts + item_lease_duration
@@ -220,15 +220,20 @@ BEGIN
     -- vesting time that is already past. No FOR UPDATE is needed for that: the pointer stays
     -- vested, so no enqueue can be delayed by it, and a plain no-key update does not disturb
     -- REPEATABLE READ / SERIALIZABLE enqueuers the way a FOR UPDATE lock does.
+    -- The probe starts at the zone's last candidate, not at its floor: the entries in between
+    -- are the ones 2a just walked (while a snapshot holds vacuum back, mostly consumed items').
+    -- What it can miss there (a throttled job type's item, one locked by someone else) makes the
+    -- zone settle in step 4 instead, which finds it and requeues the zone to
+    -- vest now: "busy" only spares that settle.
     SELECT coalesce(array_agg(z.found AND coalesce((SELECT true FROM quick.items i
                                                      WHERE i.tenant = z.t
-                                                       AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
+                                                       AND (i.priority, i.vesting_time) >= (z.lp, z.lv)
                                                        AND i.vesting_time <= now_ts
                                                        AND i.job_type <> ALL (paused_types)
                                                      ORDER BY i.priority, i.vesting_time LIMIT 1), false)
                               ORDER BY z.n), '{}')
       INTO zone_busy
-      FROM unnest(zone_tenants, zone_found, zone_floor_prio, zone_floor_vest) WITH ORDINALITY z(t, found, fp, fv, n);
+      FROM unnest(zone_tenants, zone_found, zone_last_prio, zone_last_vest) WITH ORDINALITY z(t, found, lp, lv, n);
     busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
                          WHERE z.busy ORDER BY z.n);
     IF cardinality(busy_zones) > 0 THEN

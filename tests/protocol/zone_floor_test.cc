@@ -68,19 +68,23 @@ class ZoneFloorTest : public testing::DatabaseTest {
     return query_value<int>("SELECT count(*) FROM quick.pointer_pulls WHERE tenant = '" + tenant +
                             "' AND priority = " + std::to_string(priority));
   }
-  // Entries of the zone index a probe for the zone's first vested item reads, from `from` (a row of
-  // priority and vesting time): the statement and the count in one transaction, whose own
-  // statistics pg_stat_get_xact_tuples_returned reports.
-  long long probe_entries(const std::string& tenant, const std::string& from) {
+  // Entries of the zone index that `statement` reads: the statement and the count in one
+  // transaction, whose own statistics pg_stat_get_xact_tuples_returned reports.
+  long long zone_index_entries_read(const std::string& statement) {
     auto conn = connect();
     pqxx::work txn(*conn);
-    txn.exec("SELECT true FROM quick.items i WHERE i.tenant = " + txn.quote(tenant) +
-             " AND (i.priority, i.vesting_time) >= " + from +
-             " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1");
+    txn.exec(statement);
     return txn.exec("SELECT pg_stat_get_xact_tuples_returned('quick.items_zone_order'::regclass)")
         .at(0)
         .at(0)
         .as<long long>();
+  }
+  // Entries of the zone index a probe for the zone's first vested item reads, from `from` (a row of
+  // priority and vesting time).
+  long long probe_entries(const std::string& tenant, const std::string& from) {
+    return zone_index_entries_read("SELECT true FROM quick.items i WHERE i.tenant = " + testing::sql_literal(tenant) +
+                                   " AND (i.priority, i.vesting_time) >= " + from +
+                                   " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1");
   }
   // Runs `statement`, one writer's statement at READ COMMITTED that locks the pointers of zones "a"
   // and "z" in that order, in the interleaving where its KEY SHARE lock returns a version of z's
@@ -334,6 +338,38 @@ TEST_F(ZoneFloorTest, WithASnapshotHeldOpenAProbeFromTheFloorSkipsWhatTheZoneCon
   EXPECT_LT(from_floor, 5) << "from the zone's beginning: " << from_beginning;
   EXPECT_GT(from_beginning, 2000) << "the control: from the zone's beginning the probe walks the 2,000 consumed "
                                      "items' entries (4,000 with their leases' once those vest)";
+  held.exec("ROLLBACK");
+}
+
+// A zone that stays busy (vested items left after every dequeue) is not settled, so its floor
+// stays where it was while the consumed items' entries pile up above it. A visit then walks them
+// once, in its dequeue: no probe before it (the dequeue finds whether there is anything to take),
+// and the probe after it (is anything left?) starts at the last item taken.
+TEST_F(ZoneFloorTest, WithASnapshotHeldOpenABusyZonesVisitWalksWhatTheZoneConsumedOnce) {
+  auto holder = connect();
+  pqxx::nontransaction held(*holder);
+  held.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+  held.exec("SELECT count(*) FROM quick.items");  // takes the snapshot
+
+  for (int batch = 0; batch < 22; ++batch) {
+    query(
+        "SELECT quick.enqueue_batch(jsonb_agg(jsonb_build_object('tenant', 'z', 'job_type', 'job'))) "
+        "FROM generate_series(1, 100)");
+  }
+  for (int round = 0; round < 20; ++round) {
+    const auto taken = visit("z");
+    ASSERT_EQ(taken.item_ids.size(), 100u) << "round " << round;
+    ASSERT_EQ(taken.action, "requeued") << "round " << round;
+    complete_leased("z");
+  }
+  ASSERT_FALSE(floor_of("z").has_value()) << "a busy zone is not settled, so its floor does not move";
+
+  const auto read = zone_index_entries_read(
+      "SELECT count(*) FROM quick.visit_zones(ARRAY['z'], 100, interval '30 seconds', interval '1 hour')");
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE lease_id IS NOT NULL"), 0)
+      << "the counted visit was rolled back";
+  EXPECT_GT(read, 2000) << "the control: the dequeue steps over the 2,000 consumed items' entries";
+  EXPECT_LT(read, 2400) << "the consumed items' entries were walked more than once";
   held.exec("ROLLBACK");
 }
 

@@ -32,7 +32,6 @@ DECLARE
     new_ids       bigint[];
     was_inserted  boolean[];
     locked        text[];
-    rc_locked     text[];
     created       text[];
     is_rc         boolean := current_setting('transaction_isolation') = 'read committed';
     fence_checked boolean := false;
@@ -142,13 +141,10 @@ BEGIN
         pulls AS (
             -- An RR/SER caller may see an older pointer version, so it always records a request;
             -- (lowest priority, earliest vesting) is at or below every item's key of the zone.
-            -- READ COMMITTED callers decide after the loop.
+            -- READ COMMITTED callers decide after the loop (quick.record_pull_requests).
             INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
             SELECT l.tenant, l.first, l.prio FROM l WHERE NOT is_rc)
         SELECT array_agg(l.tenant) INTO locked FROM l;
-        IF is_rc AND locked IS NOT NULL THEN
-            rc_locked := rc_locked || locked;
-        END IF;
         -- Tenants are distinct and each matches at most one pointer, so equal counts mean done.
         EXIT WHEN coalesce(cardinality(locked), 0) = cardinality(pending);
         SELECT array_agg(u.t ORDER BY u.t), array_agg(u.f ORDER BY u.t), array_agg(u.p ORDER BY u.t)
@@ -169,26 +165,9 @@ BEGIN
           FROM unnest(pending, pending_first, pending_prio) u(t, f, p) WHERE u.t <> ALL (coalesce(created, '{}'));
     END LOOP;
 
-    IF rc_locked IS NOT NULL THEN
-        -- The pull requests of READ COMMITTED callers, judged on each pointer locked above as
-        -- this new statement (a new snapshot) reads it, not as the lock returned it: a KEY SHARE
-        -- lock can return a version older than a settle that raised the floor or parked the zone
-        -- (docs/protocol.md#the-lock-can-return-an-older-version). The locks keep any settle from
-        -- doing so after this read. Pointers this call created vest with its items and have no
-        -- floor. (lowest priority, earliest vesting) is at or below every item's key of the zone.
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
-        SELECT u.t, u.first, u.prio
-          FROM (SELECT x.t, min(x.v) AS first, min(x.p) AS prio
-                  FROM unnest(v_tenant, v_vesting, v_priority) x(t, v, p)
-                 WHERE x.t = ANY (rc_locked) GROUP BY x.t) u
-          CROSS JOIN LATERAL (
-                SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
-                  FROM quick.pointers p
-                 WHERE p.tenant >= u.t AND p.tenant <= u.t  -- a range, not =: newest version first
-                 ORDER BY p.tenant DESC LIMIT 1) p
-         WHERE (p.vesting_time > u.first
-                AND (p.lease_id IS NULL OR p.vesting_time > now_ts + limits.max_pointer_lease))
-            OR (p.floor_priority IS NOT NULL AND (u.prio, u.first) < (p.floor_priority, p.floor_vesting));
+    IF is_rc THEN
+        -- A new statement after the locks (docs/protocol.md#the-lock-can-return-an-older-version).
+        PERFORM quick.record_pull_requests(v_tenant, v_vesting, v_priority);
     END IF;
 
     -- Ids are drawn up front so that each input position knows its id.

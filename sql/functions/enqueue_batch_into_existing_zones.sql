@@ -124,22 +124,10 @@ BEGIN
       INTO new_ids, decide_here, w_tenants, w_first, w_priority;
 
     IF decide_here THEN
-        -- A READ COMMITTED caller's pull requests, judged on each pointer as this new statement (a
-        -- new snapshot) reads it, not as the KEY SHARE lock returned it: that can be a version
-        -- older than a settle that raised the floor or parked the zone
-        -- (docs/protocol.md#the-lock-can-return-an-older-version). The locks, now held, keep any
-        -- settle from doing so after this read. A pointer pulled in above vests with the items.
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
-        SELECT w.t, w.first, w.prio
-          FROM unnest(w_tenants, w_first, w_priority) w(t, first, prio)
-          CROSS JOIN LATERAL (
-                SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
-                  FROM quick.pointers p
-                 WHERE p.tenant >= w.t AND p.tenant <= w.t  -- a range, not =: newest version first
-                 ORDER BY p.tenant DESC LIMIT 1) p
-         WHERE (p.vesting_time > w.first
-                AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + limits.max_pointer_lease))
-            OR (p.floor_priority IS NOT NULL AND (w.prio, w.first) < (p.floor_priority, p.floor_vesting));
+        -- A READ COMMITTED caller's pull requests, in a new statement after the locks
+        -- (docs/protocol.md#the-lock-can-return-an-older-version). A pointer pulled in above
+        -- vests with the items.
+        PERFORM quick.record_pull_requests(w_tenants, w_first, w_priority);
     END IF;
     RETURN QUERY SELECT unnest(new_ids);
 END

@@ -6,17 +6,14 @@
 -- transaction commits: it pulls the pointer in and lowers the floor. The pointer is locked FOR
 -- KEY SHARE, as by enqueue: a concurrent settle (which also raises the floor) then either waits
 -- for this transaction (and sees the item) or has committed what it parked and the floor it
--- raised, which the second statement, with a new snapshot (READ COMMITTED), sees. Not the lock's
--- own result: a KEY SHARE lock can return a version older than that settle
--- (docs/protocol.md#the-lock-can-return-an-older-version). Callers under REPEATABLE READ or
+-- raised, which quick.record_pull_requests, a new statement with a new snapshot (READ
+-- COMMITTED), sees. Not the lock's own result: a KEY SHARE lock can return a version older than
+-- that settle (docs/protocol.md#the-lock-can-return-an-older-version). Callers under REPEATABLE READ or
 -- SERIALIZABLE may see an older pointer version, so they always record a request.
 CREATE OR REPLACE FUNCTION quick.request_pointer_pulls(tenants text[], vesting_times timestamptz[],
                                                       priorities integer[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    requested integer;
-    max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
 BEGIN
     -- Per zone the earliest vesting time (for the pointer) and the lowest key (for the floor);
     -- (lowest priority, earliest vesting) is at or below every item's key. Zones without a
@@ -32,22 +29,8 @@ BEGIN
              WHERE p.tenant >= w.tenant AND p.tenant <= w.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
              ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
                FOR KEY SHARE) p;
-    WITH requests AS (
-        INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
-        SELECT w.t, w.v, w.p
-          FROM unnest(tenants, vesting_times, priorities) w(t, v, p)
-          -- A new statement, so a new snapshot: the newest version of each pointer locked above.
-          CROSS JOIN LATERAL (
-                SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting FROM quick.pointers p
-                 WHERE p.tenant >= w.t AND p.tenant <= w.t
-                 ORDER BY p.tenant DESC LIMIT 1) p
-         WHERE (p.vesting_time > w.v
-                AND (p.lease_id IS NULL OR p.vesting_time > statement_timestamp() + max_lease))
-            OR (p.floor_priority IS NOT NULL AND (w.p, w.v) < (p.floor_priority, p.floor_vesting))
-            OR current_setting('transaction_isolation') <> 'read committed'
-        RETURNING 1)
-    SELECT count(*) INTO requested FROM requests;
-    RETURN requested;
+    RETURN quick.record_pull_requests(tenants, vesting_times, priorities,
+                                      current_setting('transaction_isolation') <> 'read committed');
 END
 $$;
 REVOKE ALL ON FUNCTION quick.request_pointer_pulls(text[],timestamp with time zone[],integer[]) FROM PUBLIC;

@@ -12,6 +12,7 @@
 // consumed job's entries.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -118,6 +119,19 @@ class ZoneFloorTest : public testing::DatabaseTest {
           testing::fixed_step("E3", "COMMIT")}}};
     testing::InterleavingHarness harness(url(), 3);
     return harness.run(scripts, {0, 2, 2, 1, 0, 1, 1, 0, 0, 0, 2});
+  }
+  // A REPEATABLE READ snapshot held open until the connection closes: vacuum keeps every row
+  // version made after it.
+  std::unique_ptr<pqxx::connection> hold_snapshot() {
+    auto holder = connect();
+    pqxx::nontransaction held(*holder);
+    held.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+    held.exec("SELECT count(*) FROM quick.items");  // takes the snapshot
+    return holder;
+  }
+  void enqueue_hundred(const std::string& tenant) {
+    query("SELECT quick.enqueue_batch(jsonb_agg(jsonb_build_object('tenant', " + testing::sql_literal(tenant) +
+          ", 'job_type', 'job'))) FROM generate_series(1, 100)");
   }
   // Items of the zone that a visit took (leased), after applying pull requests.
   std::vector<long long> apply_pulls_and_visit(const std::string& tenant) {
@@ -316,15 +330,10 @@ TEST_F(ZoneFloorTest, AZoneWhoseItemsAreAllBelowItsFloorIsNotCollected) {
 }
 
 TEST_F(ZoneFloorTest, WithASnapshotHeldOpenAProbeFromTheFloorSkipsWhatTheZoneConsumed) {
-  auto holder = connect();
-  pqxx::nontransaction held(*holder);
-  held.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
-  held.exec("SELECT count(*) FROM quick.items");  // takes the snapshot
+  const auto holder = hold_snapshot();
 
   for (int round = 0; round < 20; ++round) {
-    query(
-        "SELECT quick.enqueue_batch(jsonb_agg(jsonb_build_object('tenant', 'z', 'job_type', 'job'))) "
-        "FROM generate_series(1, 100)");
+    enqueue_hundred("z");
     ASSERT_EQ(apply_pulls_and_visit("z").size(), 100u) << "round " << round;
     complete_leased("z");
   }
@@ -338,7 +347,6 @@ TEST_F(ZoneFloorTest, WithASnapshotHeldOpenAProbeFromTheFloorSkipsWhatTheZoneCon
   EXPECT_LT(from_floor, 5) << "from the zone's beginning: " << from_beginning;
   EXPECT_GT(from_beginning, 2000) << "the control: from the zone's beginning the probe walks the 2,000 consumed "
                                      "items' entries (4,000 with their leases' once those vest)";
-  held.exec("ROLLBACK");
 }
 
 // A zone that stays busy (vested items left after every dequeue) is not settled, so its floor
@@ -346,15 +354,10 @@ TEST_F(ZoneFloorTest, WithASnapshotHeldOpenAProbeFromTheFloorSkipsWhatTheZoneCon
 // once, in its dequeue: no probe before it (the dequeue finds whether there is anything to take),
 // and the probe after it (is anything left?) starts at the last item taken.
 TEST_F(ZoneFloorTest, WithASnapshotHeldOpenABusyZonesVisitWalksWhatTheZoneConsumedOnce) {
-  auto holder = connect();
-  pqxx::nontransaction held(*holder);
-  held.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
-  held.exec("SELECT count(*) FROM quick.items");  // takes the snapshot
+  const auto holder = hold_snapshot();
 
   for (int batch = 0; batch < 22; ++batch) {
-    query(
-        "SELECT quick.enqueue_batch(jsonb_agg(jsonb_build_object('tenant', 'z', 'job_type', 'job'))) "
-        "FROM generate_series(1, 100)");
+    enqueue_hundred("z");
   }
   for (int round = 0; round < 20; ++round) {
     const auto taken = visit("z");
@@ -370,7 +373,6 @@ TEST_F(ZoneFloorTest, WithASnapshotHeldOpenABusyZonesVisitWalksWhatTheZoneConsum
       << "the counted visit was rolled back";
   EXPECT_GT(read, 2000) << "the control: the dequeue steps over the 2,000 consumed items' entries";
   EXPECT_LT(read, 2400) << "the consumed items' entries were walked more than once";
-  held.exec("ROLLBACK");
 }
 
 }  // namespace

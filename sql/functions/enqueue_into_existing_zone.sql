@@ -36,8 +36,10 @@ DECLARE
 BEGIN
     -- One statement: the lock (a), the limits, the tenant-login rule, the insert (c). An item
     -- quick.enqueue would refuse is not inserted: quick.enqueue then raises its error.
+    -- The lock's result is not read: it can be an older version than the pointer's newest
+    -- (docs/protocol.md#the-lock-can-return-an-older-version); the pointer is read again below.
     WITH p AS MATERIALIZED (
-        SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
+        SELECT p.tenant
           FROM quick.pointers p
          WHERE p.tenant >= tenant AND p.tenant <= tenant  -- a range, not =: see docs/protocol.md#pointer-versions
          ORDER BY p.tenant DESC LIMIT 1  -- Newest version first: LIMIT 1 stops there.
@@ -54,9 +56,8 @@ BEGIN
            AND NOT EXISTS (SELECT 1 FROM quick.tenant_logins t
                             WHERE t.login = session_user AND t.tenant IS DISTINCT FROM tenant)
         RETURNING id, vesting_time)
-    SELECT inserted.id, inserted.vesting_time, p.vesting_time, p.lease_id, l.max_pointer_lease,
-           p.floor_priority, p.floor_vesting
-      INTO new_id, new_vesting, pointer_vesting, pointer_lease, max_lease, floor_prio, floor_vest
+    SELECT inserted.id, inserted.vesting_time, l.max_pointer_lease
+      INTO new_id, new_vesting, max_lease
       FROM p, l, inserted;
     IF new_id IS NULL THEN
         RETURN NULL;

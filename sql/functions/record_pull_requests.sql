@@ -11,7 +11,8 @@
 -- newest version, which its new snapshot sees, not on what the lock returned, which can be an
 -- older version (docs/protocol.md#the-lock-can-return-an-older-version). The locks, held until
 -- the caller commits, keep any settle from raising the floor or parking the zone after this read.
--- Returns the number of requests recorded.
+-- Returns the number of requests recorded. Its planner settings (no sequential or bitmap scans,
+-- generic plans) are its callers', all SECURITY DEFINER functions that set them.
 CREATE OR REPLACE FUNCTION quick.record_pull_requests(tenants text[], vesting_times timestamptz[],
                                                      priorities integer[], always_request boolean DEFAULT false)
 RETURNS integer

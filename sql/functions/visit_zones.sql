@@ -31,10 +31,10 @@
 -- age: since its enqueue (database clock).
 --
 -- Every probe and scan of a zone starts at the zone's floor (quick.pointers.floor_priority,
--- floor_vesting: no item sorts below it but those a pull request names), not at the zone's first
--- index entry: entries below it belong to consumed items, and while a long snapshot holds vacuum
--- back they pile up, two per job (docs/benchmarks.md#10-held-snapshot). Only the decision to
--- collect a zone looks below it.
+-- floor_vesting: no item sorts below it but those a pull request names), or above it (step 3,
+-- at the last item step 2a took), never at the zone's first index entry: entries below the floor
+-- belong to consumed items, and while a long snapshot holds vacuum back they pile up, two per job
+-- (docs/benchmarks.md#10-held-snapshot). Only the decision to collect a zone looks below it.
 --
 -- Two things keep a visit's cost proportional to the zones and items it touches:
 --   * time linear in the zones visited: the steps' results are carried as one flag per zone in

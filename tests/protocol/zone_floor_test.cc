@@ -7,7 +7,7 @@
 // run, at READ COMMITTED and REPEATABLE READ, with deliberate interleavings on real connections.
 // A READ COMMITTED writer judges its key on the pointer as a new statement reads it after its
 // lock, because the lock itself can return a version older than the settle that raised the floor.
-// The last test shows what the floor is for: with a snapshot held open, a probe from the floor
+// The tests with a snapshot held show what the floor is for: with a snapshot held open, a probe from the floor
 // reads an entry or two of the zone index where one from the zone's beginning walks every
 // consumed job's entries.
 #include <gtest/gtest.h>

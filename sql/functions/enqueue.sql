@@ -99,6 +99,7 @@ BEGIN
     ELSE
         -- A new statement, so a new snapshot: it sees the newest pointer version, and the lock
         -- taken above keeps any settle from raising the floor or parking the zone after it.
+        -- quick.record_pull_requests's rule for one item, inlined: a call per enqueue costs.
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
         SELECT enqueue.tenant, item_vesting, enqueue.priority
           FROM (SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting

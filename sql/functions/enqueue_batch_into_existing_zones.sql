@@ -116,12 +116,11 @@ BEGIN
          WHERE c.ok
          ORDER BY i.ord
         RETURNING id)
-    SELECT (SELECT array_agg(n.id ORDER BY n.id) FROM inserted n),
-           (SELECT c.ok AND NOT c.always_pull FROM complete c),
-           (SELECT array_agg(w.tenant ORDER BY w.tenant) FROM wanted w),
-           (SELECT array_agg(w.first ORDER BY w.tenant) FROM wanted w),
-           (SELECT array_agg(w.priority ORDER BY w.tenant) FROM wanted w)
-      INTO new_ids, decide_here, w_tenants, w_first, w_priority;
+    SELECT (SELECT array_agg(n.id ORDER BY n.id) FROM inserted n), c.ok AND NOT c.always_pull,
+           array_agg(w.tenant), array_agg(w.first), array_agg(w.priority)
+      INTO new_ids, decide_here, w_tenants, w_first, w_priority
+      FROM complete c, wanted w
+     GROUP BY c.ok, c.always_pull;
 
     IF decide_here THEN
         -- A READ COMMITTED caller's pull requests, in a new statement after the locks

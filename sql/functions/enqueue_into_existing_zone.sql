@@ -68,7 +68,8 @@ BEGIN
         -- Judged on the pointer as this new statement reads it (a new snapshot), not as the lock
         -- returned it: a KEY SHARE lock can return a version older than a settle that raised the
         -- floor or parked the zone (docs/protocol.md#the-lock-can-return-an-older-version). The
-        -- lock, now held, keeps any settle from doing so after this read.
+        -- lock, now held, keeps any settle from doing so after this read. The rule is
+        -- quick.record_pull_requests's, inlined (a call per item costs) beside pull_in_transaction.
         SELECT p.vesting_time, p.lease_id, p.floor_priority, p.floor_vesting
           INTO pointer_vesting, pointer_lease, floor_prio, floor_vest
           FROM quick.pointers p

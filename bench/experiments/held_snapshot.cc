@@ -97,12 +97,14 @@ std::string capture_explain(const std::string& url, const std::string& tenant, c
     const std::string zone = "FROM quick.items i WHERE i.tenant = " + t;
     const std::vector<std::pair<std::string, std::string>> statements{
         {"the zone probe (visit steps 1 and 3)",
-         "SELECT i.id " + zone + " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time LIMIT 1"},
+         "SELECT i.id " + zone +
+             " AND i.zone_time <= now() AND i.vesting_time <= now() ORDER BY i.priority, i.zone_time LIMIT 1"},
         {"the candidates (visit step 2a)", "SELECT i.id " + zone +
-                                               " AND i.vesting_time <= now() ORDER BY i.priority, i.vesting_time "
+                                               " AND i.zone_time <= now() AND i.vesting_time <= now() "
+                                               "ORDER BY i.priority, i.zone_time "
                                                "LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED"},
         {"the zone's first entry, vested or not (settle, step 4b)",
-         "SELECT i.priority, i.vesting_time " + zone + " ORDER BY i.priority, i.vesting_time LIMIT 1"},
+         "SELECT i.priority, i.zone_time " + zone + " ORDER BY i.priority, i.zone_time LIMIT 1"},
         {"the visit's pointer lock (step 1)", "SELECT p.tenant FROM quick.pointers p WHERE p.tenant = ANY (ARRAY[" + t +
                                                   "]) AND p.vesting_time <= now() FOR NO KEY UPDATE SKIP LOCKED"},
         {"the enqueue's pointer lock (fast path, step a)",

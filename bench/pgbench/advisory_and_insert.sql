@@ -8,5 +8,5 @@ WITH input AS MATERIALIZED (
       FROM generate_series(1, 100)),
 locked AS MATERIALIZED (
     SELECT pg_advisory_xact_lock_shared(hashtext(s.t)) FROM (SELECT DISTINCT t FROM input ORDER BY t) s)
-INSERT INTO items_locked (tenant, job_type, priority, vesting_time, payload)
-SELECT t, 'send_receipt', 0, statement_timestamp(), pl FROM input WHERE (SELECT count(*) FROM locked) > 0;
+INSERT INTO items_locked (tenant, job_type, priority, vesting_time, zone_time, payload)
+SELECT t, 'send_receipt', 0, statement_timestamp(), statement_timestamp(), pl FROM input WHERE (SELECT count(*) FROM locked) > 0;

@@ -1,5 +1,5 @@
 -- quick.items' row shape, primary key and partial unique index, without the zone index.
-INSERT INTO items_no_zone_index (tenant, job_type, priority, vesting_time, payload)
-SELECT 't' || (random() * 9999)::int, 'send_receipt', 0, statement_timestamp(),
+INSERT INTO items_no_zone_index (tenant, job_type, priority, vesting_time, zone_time, payload)
+SELECT 't' || (random() * 9999)::int, 'send_receipt', 0, statement_timestamp(), statement_timestamp(),
        ('{"order_id": ' || (random() * 1e6)::int || ', "channel": "email", "attempt": 1}')::jsonb
   FROM generate_series(1, 100);

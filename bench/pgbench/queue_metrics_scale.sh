@@ -33,10 +33,12 @@ echo "generating $tenants tenants..."
 psql "$dburl" -q -v ON_ERROR_STOP=1 -v tenants="$tenants" <<'SQL'
 -- Items: vested over the last 10 minutes, except every 7th tenant's (delayed an hour) and every
 -- 11th tenant's (leased: lease_id set, vesting when the lease runs out).
-INSERT INTO quick.items (tenant, job_type, priority, vesting_time, lease_id, payload, enqueued_at)
+INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, lease_id, payload, enqueued_at)
 SELECT 'tenant' || t, 'job' || (t % 5), 0,
        CASE WHEN t % 7 = 0 THEN now() + interval '1 hour'
             WHEN t % 11 = 0 THEN now() + interval '1 hour'
+            ELSE now() - (t % 600) * interval '1 second' END,
+       CASE WHEN t % 7 = 0 THEN now() + interval '1 hour'
             ELSE now() - (t % 600) * interval '1 second' END,
        CASE WHEN t % 11 = 0 AND t % 7 <> 0 THEN gen_random_uuid() END,
        jsonb_build_object('n', k), now() - interval '10 minutes'

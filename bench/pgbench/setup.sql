@@ -19,15 +19,15 @@ CREATE INDEX ON queue_jobs (priority, run_at);
 
 -- quick.items' columns, defaults and indexes (primary key, zone index, partial unique index).
 CREATE TABLE items_shape (LIKE quick.items INCLUDING ALL);
-INSERT INTO items_shape (tenant, job_type, vesting_time) SELECT 't' || g, 'seed', now() FROM generate_series(0, 9999) g;
--- The same without the zone index (tenant, priority, vesting_time).
+INSERT INTO items_shape (tenant, job_type, vesting_time, zone_time) SELECT 't' || g, 'seed', now(), now() FROM generate_series(0, 9999) g;
+-- The same without the zone index (tenant, priority, zone_time).
 CREATE TABLE items_no_zone_index (LIKE quick.items INCLUDING DEFAULTS INCLUDING IDENTITY);
 ALTER TABLE items_no_zone_index ADD PRIMARY KEY (id);
 CREATE UNIQUE INDEX ON items_no_zone_index (tenant, client_item_id) WHERE client_item_id IS NOT NULL;
-INSERT INTO items_no_zone_index (tenant, job_type, vesting_time) SELECT 't' || g, 'seed', now() FROM generate_series(0, 9999) g;
+INSERT INTO items_no_zone_index (tenant, job_type, vesting_time, zone_time) SELECT 't' || g, 'seed', now(), now() FROM generate_series(0, 9999) g;
 -- Target of the lock-and-insert variants, so that quick.items stays as the function found it.
 CREATE TABLE items_locked (LIKE quick.items INCLUDING ALL);
-INSERT INTO items_locked (tenant, job_type, vesting_time) SELECT 't' || g, 'seed', now() FROM generate_series(0, 9999) g;
+INSERT INTO items_locked (tenant, job_type, vesting_time, zone_time) SELECT 't' || g, 'seed', now(), now() FROM generate_series(0, 9999) g;
 VACUUM ANALYZE;
 -- Pre-built enqueue_batch inputs, so that the server parses JSON text as it does for a client's
 -- call instead of building it: 1,000 arrays of 100 items into random tenants (the batch shape),

@@ -6,5 +6,5 @@ WITH input AS MATERIALIZED (
 locked AS MATERIALIZED (
     SELECT p.tenant FROM (SELECT DISTINCT t FROM input ORDER BY t) s
      CROSS JOIN LATERAL (SELECT p.tenant FROM quick.pointers p WHERE p.tenant = s.t FOR KEY SHARE) p)
-INSERT INTO items_locked (tenant, job_type, priority, vesting_time, payload)
-SELECT t, 'noop', 0, statement_timestamp(), '{}' FROM input WHERE (SELECT count(*) FROM locked) > 0;
+INSERT INTO items_locked (tenant, job_type, priority, vesting_time, zone_time, payload)
+SELECT t, 'noop', 0, statement_timestamp(), statement_timestamp(), '{}' FROM input WHERE (SELECT count(*) FROM locked) > 0;

@@ -38,7 +38,7 @@ struct PeekOptions {
   std::optional<std::string> job_type;  // only items of this type. Default: any type.
 };
 
-// Vested items of `tenant`, in (priority, vesting_time) order. Does not lease them.
+// Vested items of `tenant`, in zone order (priority, then zone_time). Does not lease them.
 std::vector<Item> peek_in(pqxx::transaction_base& txn, const std::string& tenant, const PeekOptions& options = {});
 
 struct DequeueOptions {

@@ -91,7 +91,7 @@ BEGIN
         RETURNING id),
     updated AS (
         UPDATE quick.items i
-           SET vesting_time = now_ts + input.delay, lease_id = NULL,
+           SET vesting_time = now_ts + input.delay, zone_time = now_ts + input.delay, lease_id = NULL,
                error_count = CASE WHEN input.action = 'retry' THEN i.error_count + input.failures
                                   ELSE i.error_count END,
                last_error = CASE WHEN input.action = 'retry' THEN coalesce(input.error, i.last_error)

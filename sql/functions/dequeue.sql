@@ -1,4 +1,6 @@
--- Peek and lease in one statement. SKIP LOCKED: concurrent dequeuers take disjoint items.
+-- Peek and lease in one statement. SKIP LOCKED: concurrent dequeuers take disjoint items. A lease
+-- sets vesting_time (when it runs out) and leaves zone_time, the item's place in the zone index:
+-- the update changes no indexed column (docs/protocol.md#zone-time-and-leases).
 CREATE OR REPLACE FUNCTION quick.dequeue(tenant text, max_items integer, lease_duration interval,
                                          job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
@@ -18,9 +20,10 @@ BEGIN
     RETURN QUERY
     WITH chosen AS MATERIALIZED (
         SELECT i.id FROM quick.items i
-         WHERE i.tenant = dequeue.tenant AND i.vesting_time <= statement_timestamp()
+         WHERE i.tenant = dequeue.tenant AND i.zone_time <= statement_timestamp()
+           AND i.vesting_time <= statement_timestamp()
            AND (dequeue.job_type IS NULL OR i.job_type = dequeue.job_type)
-         ORDER BY i.priority, i.vesting_time
+         ORDER BY i.priority, i.zone_time
          LIMIT dequeue.max_items
          FOR NO KEY UPDATE SKIP LOCKED)
     UPDATE quick.items i

@@ -72,12 +72,12 @@ BEGIN
     END LOOP;
 
     IF enqueue.client_item_id IS NULL THEN
-        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
-        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, enqueue.payload)
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, payload)
+        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, item_vesting, enqueue.payload)
         RETURNING id INTO item_id;
     ELSE
-        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload, client_item_id)
-        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, enqueue.payload,
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, payload, client_item_id)
+        VALUES (enqueue.tenant, enqueue.job_type, enqueue.priority, item_vesting, item_vesting, enqueue.payload,
                 enqueue.client_item_id)
         ON CONFLICT (tenant, client_item_id) WHERE client_item_id IS NOT NULL DO NOTHING
         RETURNING id INTO item_id;

@@ -181,8 +181,8 @@ BEGIN
               FROM unnest(v_tenant, v_job_type, v_payload, v_vesting, v_priority)
                    WITH ORDINALITY AS u(t, jt, pl, vt, pr, ord)),
         inserted AS (
-            INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, payload)
-            SELECT new_id, t, jt, pr, vt, pl FROM input ORDER BY ord)
+            INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, zone_time, payload)
+            SELECT new_id, t, jt, pr, vt, vt, pl FROM input ORDER BY ord)
         SELECT input.ord, input.new_id, false FROM input ORDER BY input.ord;
         RETURN;
     END IF;
@@ -196,8 +196,8 @@ BEGIN
           FROM unnest(v_tenant, v_job_type, v_payload, v_vesting, v_priority, v_client_id)
                WITH ORDINALITY AS u(t, jt, pl, vt, pr, cid, ord)),
     inserted AS (
-        INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, payload, client_item_id)
-        SELECT new_id, t, jt, pr, vt, pl, cid FROM input ORDER BY ord
+        INSERT INTO quick.items (id, tenant, job_type, priority, vesting_time, zone_time, payload, client_item_id)
+        SELECT new_id, t, jt, pr, vt, vt, pl, cid FROM input ORDER BY ord
         ON CONFLICT (tenant, client_item_id) WHERE client_item_id IS NOT NULL DO NOTHING
         RETURNING id)
     SELECT array_agg(input.new_id ORDER BY input.ord), array_agg(ins.id IS NOT NULL ORDER BY input.ord)

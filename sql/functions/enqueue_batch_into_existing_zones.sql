@@ -110,8 +110,9 @@ BEGIN
         SELECT l.tenant, l.first, l.priority FROM locked l, complete c
          WHERE c.ok AND c.always_pull),
     inserted AS (
-        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
-        SELECT i.tenant, i.job_type, i.priority, statement_timestamp() + i.delay, i.payload
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, payload)
+        SELECT i.tenant, i.job_type, i.priority, statement_timestamp() + i.delay, statement_timestamp() + i.delay,
+               i.payload
           FROM input i, complete c
          WHERE c.ok
          ORDER BY i.ord

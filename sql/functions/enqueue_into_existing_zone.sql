@@ -47,8 +47,9 @@ BEGIN
     l AS MATERIALIZED (
         SELECT l.max_payload_bytes, l.max_vesting_delay, l.max_pointer_lease FROM quick.limits l),
     inserted AS (
-        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, payload)
-        SELECT tenant, job_type, priority, statement_timestamp() + vesting_delay, payload
+        INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, payload)
+        SELECT tenant, job_type, priority, statement_timestamp() + vesting_delay, statement_timestamp() + vesting_delay,
+               payload
           FROM p, l
          WHERE length(tenant) BETWEEN 1 AND 200 AND length(job_type) BETWEEN 1 AND 100 AND priority IS NOT NULL
            AND vesting_delay BETWEEN interval '0' AND l.max_vesting_delay

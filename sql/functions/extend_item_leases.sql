@@ -31,8 +31,8 @@ BEGIN
                 WHERE i.id = w.id AND i.lease_id = w.lease
                   FOR NO KEY UPDATE SKIP LOCKED) x),
     extended AS (
-        -- Never earlier than the lease ends now: an item's key only grows while it is leased, so
-        -- it never sorts below the floor a visit raised meanwhile (docs/protocol.md#the-zone-floor).
+        -- Never earlier than the lease ends now: an extension never shortens a lease. Only
+        -- vesting_time changes, not the item's place in its zone (zone_time).
         UPDATE quick.items i SET vesting_time = greatest(i.vesting_time, statement_timestamp() + lease_duration)
           FROM free f
          WHERE i.id = f.id AND i.id = ANY (ARRAY(SELECT f2.id FROM free f2))

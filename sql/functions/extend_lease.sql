@@ -15,8 +15,8 @@ BEGIN
     PERFORM quick.check_not_null(extend_lease.lease_id IS NULL, 'lease_id', 'quick.extend_lease');
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.extend_lease', false,
                                  (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
-    -- Never earlier than the lease ends now: an item's key only grows while it is leased, so
-    -- it never sorts below the floor a visit raised meanwhile (docs/protocol.md#the-zone-floor).
+    -- Never earlier than the lease ends now: an extension never shortens a lease. Only
+    -- vesting_time changes, not the item's place in its zone (zone_time).
     UPDATE quick.items i SET vesting_time = greatest(i.vesting_time, statement_timestamp() + lease_duration)
      WHERE i.id = extend_lease.item_id AND i.lease_id = extend_lease.lease_id
     RETURNING 'done'::quick.outcome, i.vesting_time INTO outcome, lease_expires_at;

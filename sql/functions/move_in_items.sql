@@ -16,11 +16,14 @@ BEGIN
     PERFORM quick.check_movable_tenant(move_in_items.tenant, 'quick.move_in_items');
     PERFORM quick.check_argument(coalesce(jsonb_typeof(move_in_items.items) = 'array', false),
         'quick.move_in_items: items must be a JSON array from quick.move_out_items');
-    INSERT INTO quick.items (tenant, job_type, priority, vesting_time, lease_id, error_count, payload,
+    -- zone_time: the item's place in its zone where it was (an older source sends none: then its
+    -- vesting time, which is where a leased item stood before schema version 12).
+    INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, lease_id, error_count, payload,
                              enqueued_at, client_item_id, last_error)
-    SELECT move_in_items.tenant, x.job_type, x.priority, x.vesting_time, x.lease_id, x.error_count, x.payload, x.enqueued_at,
-           x.client_item_id, x.last_error
-      FROM jsonb_to_recordset(move_in_items.items) AS x(job_type text, priority integer, vesting_time timestamptz, lease_id uuid,
+    SELECT move_in_items.tenant, x.job_type, x.priority, x.vesting_time, least(coalesce(x.zone_time, x.vesting_time), x.vesting_time),
+           x.lease_id, x.error_count, x.payload, x.enqueued_at, x.client_item_id, x.last_error
+      FROM jsonb_to_recordset(move_in_items.items) AS x(job_type text, priority integer, vesting_time timestamptz,
+                                          zone_time timestamptz, lease_id uuid,
                                           error_count integer, payload jsonb, enqueued_at timestamptz,
                                           client_item_id text, last_error text)
     ON CONFLICT (tenant, client_item_id) WHERE client_item_id IS NOT NULL DO NOTHING;

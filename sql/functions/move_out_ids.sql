@@ -1,5 +1,5 @@
 -- A tenant move, at its source: the ids of the tenant's items in zone order (priority,
--- vesting_time, id), or of its dead items (with dead_items). The mover then reads them in batches
+-- zone_time, id), or of its dead items (with dead_items). The mover then reads them in batches
 -- of ids (quick.move_out_items, quick.move_out_dead_items): each batch is found through the
 -- primary key, so copying a zone costs the same per item however large it is. Call after
 -- quick.move_out_begin, in its transaction: the rows are locked, so the list does not change.
@@ -14,7 +14,7 @@ BEGIN
     IF dead_items THEN
         RETURN QUERY SELECT d.id FROM quick.dead_items d WHERE d.tenant = tenant ORDER BY d.id;
     ELSE
-        RETURN QUERY SELECT i.id FROM quick.items i WHERE i.tenant = tenant ORDER BY i.priority, i.vesting_time, i.id;
+        RETURN QUERY SELECT i.id FROM quick.items i WHERE i.tenant = tenant ORDER BY i.priority, i.zone_time, i.id;
     END IF;
 END
 $$;

@@ -11,8 +11,8 @@ DECLARE
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_items');
     PERFORM quick.check_not_null(ids IS NULL, 'ids', 'quick.move_out_items');
-    SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.priority, x.vesting_time, x.id), '[]') INTO batch
-      FROM (SELECT i.id, i.job_type, i.priority, i.vesting_time, i.lease_id, i.error_count, i.payload,
+    SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.priority, x.zone_time, x.id), '[]') INTO batch
+      FROM (SELECT i.id, i.job_type, i.priority, i.vesting_time, i.zone_time, i.lease_id, i.error_count, i.payload,
                    i.enqueued_at, i.client_item_id, i.last_error
               FROM quick.items i
              WHERE i.id = ANY (ids) AND i.tenant = tenant) x;

@@ -1,4 +1,4 @@
--- Vested items of one zone in (priority, vesting_time) order, optionally of one job type.
+-- Vested items of one zone in (priority, zone_time) order, optionally of one job type.
 CREATE OR REPLACE FUNCTION quick.peek(tenant text, max_items integer DEFAULT 1, job_type text DEFAULT NULL)
 RETURNS SETOF quick.items
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -14,9 +14,10 @@ BEGIN
         'quick.peek: max_items must be positive, got %s', coalesce(peek.max_items::text, 'NULL'));
     RETURN QUERY
     SELECT * FROM quick.items i
-     WHERE i.tenant = peek.tenant AND i.vesting_time <= statement_timestamp()
+     WHERE i.tenant = peek.tenant AND i.zone_time <= statement_timestamp()
+       AND i.vesting_time <= statement_timestamp()
        AND (peek.job_type IS NULL OR i.job_type = peek.job_type)
-     ORDER BY i.priority, i.vesting_time
+     ORDER BY i.priority, i.zone_time
      LIMIT peek.max_items;
 END
 $$;

@@ -76,7 +76,7 @@ BEGIN
       FROM unnest(coalesce(v_oldest_zones, '{}')) t(tenant),
            LATERAL (SELECT min(i.vesting_time) AS first_vested
                       FROM (SELECT i.vesting_time FROM quick.items i
-                             WHERE i.tenant = t.tenant AND i.vesting_time <= v_now
+                             WHERE i.tenant = t.tenant AND i.zone_time <= v_now AND i.vesting_time <= v_now
                              LIMIT count_limit) i) z;
 
     RETURN QUERY VALUES

@@ -18,7 +18,8 @@ BEGIN
     PERFORM quick.check_interval(release_lease.vesting_delay, 'vesting_delay', 'quick.release_lease', true,
                                  (SELECT l.max_vesting_delay FROM quick.limits l), 'max_vesting_delay');
     UPDATE quick.items i
-       SET vesting_time = statement_timestamp() + release_lease.vesting_delay, lease_id = NULL
+       SET vesting_time = statement_timestamp() + release_lease.vesting_delay,
+           zone_time = statement_timestamp() + release_lease.vesting_delay, lease_id = NULL
      WHERE i.id = release_lease.item_id AND i.lease_id = release_lease.lease_id
     RETURNING i.tenant, i.vesting_time, i.priority INTO zone, vests_at, prio;
     IF FOUND THEN

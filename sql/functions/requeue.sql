@@ -23,7 +23,8 @@ BEGIN
     PERFORM quick.check_interval(requeue.vesting_delay, 'vesting_delay', 'quick.requeue', true,
                                  (SELECT l.max_vesting_delay FROM quick.limits l), 'max_vesting_delay');
     UPDATE quick.items i
-       SET vesting_time = statement_timestamp() + requeue.vesting_delay, lease_id = NULL,
+       SET vesting_time = statement_timestamp() + requeue.vesting_delay,
+           zone_time = statement_timestamp() + requeue.vesting_delay, lease_id = NULL,
            error_count = i.error_count + 1, last_error = coalesce(requeue.error, i.last_error)
      WHERE i.id = requeue.item_id
        AND (requeue.lease_id IS NULL OR i.lease_id = requeue.lease_id)

@@ -33,8 +33,11 @@
 -- Every probe and scan of a zone starts at the zone's floor (quick.pointers.floor_priority,
 -- floor_vesting: no item sorts below it but those a pull request names), or above it (step 3,
 -- at the last item step 2a took), never at the zone's first index entry: entries below the floor
--- belong to consumed items, and while a long snapshot holds vacuum back they pile up, two per job
+-- belong to consumed items, and while a long snapshot holds vacuum back they pile up
 -- (docs/benchmarks.md#10-held-snapshot). Only the decision to collect a zone looks below it.
+-- The zone index orders by (priority, zone_time): a lease sets vesting_time only, so leased items
+-- keep their places and leave no entries ahead of the floor (docs/protocol.md#zone-time-and-leases);
+-- the scans for vested items bound zone_time (the index) and check vesting_time (the row).
 --
 -- Two things keep a visit's cost proportional to the zones and items it touches:
 --   * time linear in the zones visited: the steps' results are carried as one flag per zone in
@@ -42,7 +45,7 @@
 --     visit of n zones cost about 4 n^2 text comparisons), and step 4a takes its locks one zone
 --     at a time in tenant order, so it knows which zone each lock belongs to;
 --   * every probe for "does this zone have vested items?" (step 3) asks for the zone's
---     first vested item in the zone index's order, (priority, vesting_time) LIMIT 1, and step 2's
+--     first vested item in the zone index's order, (priority, zone_time) LIMIT 1, and step 2's
 --     update also names its rows by an array of ids. An EXISTS probe, or an update joined by id
 --     alone, can be planned as a sequential scan when one tenant owns most of quick.items, and
 --     then walks the dead row version every lease leaves behind (docs/benchmarks-history.md,
@@ -88,7 +91,8 @@ DECLARE
     settle_floor_vest timestamptz[];
     -- Step 2's candidates, in zone order and each zone's order.
     cand_ids        bigint[];
-    cand_ready      timestamptz[];
+    cand_ready      timestamptz[];   -- vesting_time: since when it was available
+    cand_place      timestamptz[];   -- zone_time: its place in the zone
     cand_prio       integer[];
     cand_zone       bigint[];
     cand_bytes      integer[];
@@ -159,21 +163,22 @@ BEGIN
     -- zone's floor, in its order: see the header), with each one's zone (its ordinal in
     -- zone_tenants), key and payload size. A zone with a candidate is "found": it had vested
     -- items to take. (One whose vested items all are locked by someone else right now is not.)
-    SELECT coalesce(array_agg(c.id ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-           coalesce(array_agg(c.vesting_time ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-           coalesce(array_agg(c.priority ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-           coalesce(array_agg(z.n ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
-           coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.vesting_time, c.id), '{}'),
+    SELECT coalesce(array_agg(c.id ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
+           coalesce(array_agg(c.vesting_time ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
+           coalesce(array_agg(c.priority ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
+           coalesce(array_agg(c.zone_time ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
+           coalesce(array_agg(z.n ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
+           coalesce(array_agg(c.bytes ORDER BY z.n, c.priority, c.zone_time, c.id), '{}'),
            coalesce(sum(c.bytes), 0)
-      INTO cand_ids, cand_ready, cand_prio, cand_zone, cand_bytes, cand_total
+      INTO cand_ids, cand_ready, cand_prio, cand_place, cand_zone, cand_bytes, cand_total
       FROM unnest(zone_tenants, zone_floor_prio, zone_floor_vest) WITH ORDINALITY z(tenant, fp, fv, n)
       CROSS JOIN LATERAL (
-            SELECT i.id, i.priority, i.vesting_time, octet_length(i.payload::text) AS bytes
+            SELECT i.id, i.priority, i.zone_time, i.vesting_time, octet_length(i.payload::text) AS bytes
               FROM quick.items i
-             WHERE i.tenant = z.tenant AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
-               AND i.vesting_time <= now_ts
+             WHERE i.tenant = z.tenant AND (i.priority, i.zone_time) >= (z.fp, z.fv)
+               AND i.zone_time <= now_ts AND i.vesting_time <= now_ts
                AND i.job_type <> ALL (skipped_types)
-             ORDER BY i.priority, i.vesting_time
+             ORDER BY i.priority, i.zone_time
              LIMIT dequeue_max
                FOR NO KEY UPDATE SKIP LOCKED) c;
     -- Per zone, aligned with zone_tenants: found, and its last candidate's key (NULL when none),
@@ -183,7 +188,7 @@ BEGIN
       INTO zone_found, zone_last_prio, zone_last_vest
       FROM generate_subscripts(zone_tenants, 1) z(n)
       LEFT JOIN (SELECT DISTINCT ON (u.zone) u.zone, u.prio, u.vest
-                   FROM unnest(cand_zone, cand_prio, cand_ready) WITH ORDINALITY u(zone, prio, vest, o)
+                   FROM unnest(cand_zone, cand_prio, cand_place) WITH ORDINALITY u(zone, prio, vest, o)
                   ORDER BY u.zone, u.o DESC) c ON c.zone = z.n;
 
     -- 2b: the byte budget (max_bytes of payload per visit). When the candidates exceed it, it is
@@ -203,7 +208,8 @@ BEGIN
          WHERE x.running - x.bytes < max_bytes;
     END IF;
     -- 2c: lease them, streaming the leased items out. The ids as an array, so that the update
-    -- reaches its rows through the primary key whatever the table's size (see the header).
+    -- reaches its rows through the primary key whatever the table's size (see the header). No
+    -- indexed column changes (zone_time stays), so the update can be HOT.
     IF cardinality(cand_ids) > 0 THEN
         RETURN QUERY
         UPDATE quick.items i
@@ -227,10 +233,10 @@ BEGIN
     -- vest now: "busy" only spares that settle.
     SELECT coalesce(array_agg(z.found AND coalesce((SELECT true FROM quick.items i
                                                      WHERE i.tenant = z.t
-                                                       AND (i.priority, i.vesting_time) >= (z.lp, z.lv)
-                                                       AND i.vesting_time <= now_ts
+                                                       AND (i.priority, i.zone_time) >= (z.lp, z.lv)
+                                                       AND i.zone_time <= now_ts AND i.vesting_time <= now_ts
                                                        AND i.job_type <> ALL (paused_types)
-                                                     ORDER BY i.priority, i.vesting_time LIMIT 1), false)
+                                                     ORDER BY i.priority, i.zone_time LIMIT 1), false)
                               ORDER BY z.n), '{}')
       INTO zone_busy
       FROM unnest(zone_tenants, zone_found, zone_last_prio, zone_last_vest) WITH ORDINALITY z(t, found, lp, lv, n);
@@ -281,7 +287,7 @@ BEGIN
     RETURN QUERY
     WITH zones AS (
         SELECT z.t AS tenant, z.v AS version, z.active AS last_active, z.lag, z.found, z.locked, fv.first_vesting,
-               z.fp, k.priority AS lowest_priority, k.vesting_time AS lowest_vesting,
+               z.fp, k.priority AS lowest_priority, k.zone_time AS lowest_vesting,
                -- Only paused items left.
                (fv.first_vesting IS NULL AND cardinality(paused_types) > 0 AND k.priority IS NOT NULL) AS held,
                -- Nothing from the floor up, and about to be collected: an item below the floor
@@ -290,40 +296,49 @@ BEGIN
                (z.locked AND fv.first_vesting IS NULL AND k.priority IS NULL AND NOT z.found
                 AND z.active <= now_ts - min_inactive
                 AND coalesce((SELECT true FROM quick.items i WHERE i.tenant = z.t
-                               ORDER BY i.priority, i.vesting_time LIMIT 1), false)) AS stray
+                               ORDER BY i.priority, i.zone_time LIMIT 1), false)) AS stray
           FROM unnest(settle_tenants, settle_versions, settle_active, settle_lag, settle_found, settle_locked,
                       settle_floor_prio, settle_floor_vest)
                z(t, v, active, lag, found, locked, fp, fv)
-          -- The zone's lowest key from its floor up, any job type: the floor this visit raises it
-          -- to (in the zone index's order, as above).
+          -- The zone's lowest key from its floor up, any job type, leased or not: the floor this
+          -- visit raises it to (in the zone index's order, as above).
           LEFT JOIN LATERAL (
-                SELECT i.priority, i.vesting_time FROM quick.items i
-                 WHERE i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
-                 ORDER BY i.priority, i.vesting_time LIMIT 1) k
+                SELECT i.priority, i.zone_time FROM quick.items i
+                 WHERE i.tenant = z.t AND (i.priority, i.zone_time) >= (z.fp, z.fv)
+                 ORDER BY i.priority, i.zone_time LIMIT 1) k
             ON z.locked
-          -- quick.zone_first_vesting, inlined (a function call per zone costs more than its probes):
-          -- the first entry of each priority in use from the floor up, then the earliest of those;
-          -- paused job types left out. With none paused the first is k: the probe from the floor
-          -- is the settle's dearest (while a snapshot holds vacuum back it steps over the entries
-          -- of every lease that ended since), so it is made once.
+          -- quick.zone_first_vesting from the floor up, inlined (a function call per zone costs
+          -- more than its probes), paused job types left out: per priority in use (the first is
+          -- k's; the next ones one index probe each), the first item at rest (vesting_time =
+          -- zone_time) and the earliest vesting time of the leased items before it. That walks
+          -- the leased items and what the zone consumed since its floor, never the entries of
+          -- the leases that ended: a lease leaves the item's place (zone_time) alone.
           LEFT JOIN LATERAL (
-                WITH RECURSIVE firsts AS (
-                    SELECT k.priority, k.vesting_time WHERE cardinality(paused_types) = 0 AND k.priority IS NOT NULL
+                WITH RECURSIVE prios AS (
+                    -- From the floor in the floor's priority, from the start in the others.
+                    SELECT k.priority, CASE WHEN k.priority = z.fp THEN z.fv ELSE '-infinity' END AS from_time
+                     WHERE k.priority IS NOT NULL
                     UNION ALL
-                    (SELECT i.priority, i.vesting_time FROM quick.items i
-                      WHERE cardinality(paused_types) > 0
-                        AND i.tenant = z.t AND (i.priority, i.vesting_time) >= (z.fp, z.fv)
-                        AND i.job_type <> ALL (paused_types)
-                      ORDER BY i.priority, i.vesting_time LIMIT 1)
-                    UNION ALL
-                    SELECT next.priority, next.vesting_time
-                      FROM firsts f
+                    SELECT next.priority, '-infinity'::timestamptz
+                      FROM prios f
                       CROSS JOIN LATERAL (
-                            SELECT i.priority, i.vesting_time FROM quick.items i
+                            SELECT i.priority FROM quick.items i
                              WHERE i.tenant = z.t AND i.priority > f.priority
-                               AND i.job_type <> ALL (paused_types)
-                             ORDER BY i.priority, i.vesting_time LIMIT 1) next)
-                SELECT min(firsts.vesting_time) AS first_vesting FROM firsts) fv
+                             ORDER BY i.priority, i.zone_time LIMIT 1) next)
+                SELECT min(least(r.zone_time, l.vesting_time)) AS first_vesting
+                  FROM prios p
+                  LEFT JOIN LATERAL (
+                        SELECT i.zone_time FROM quick.items i
+                         WHERE i.tenant = z.t AND i.priority = p.priority
+                           AND i.zone_time >= p.from_time
+                           AND i.vesting_time = i.zone_time AND i.job_type <> ALL (paused_types)
+                         ORDER BY i.zone_time LIMIT 1) r ON true
+                  LEFT JOIN LATERAL (
+                        SELECT min(i.vesting_time) AS vesting_time FROM quick.items i
+                         WHERE i.tenant = z.t AND i.priority = p.priority
+                           AND i.zone_time >= p.from_time
+                           AND i.zone_time <= coalesce(r.zone_time, 'infinity')
+                           AND i.vesting_time <> i.zone_time AND i.job_type <> ALL (paused_types)) l ON true) fv
             ON z.locked),
     plan AS (
         SELECT z.tenant, z.version, z.lag, z.found,

@@ -1,7 +1,13 @@
--- The earliest vesting time in a zone (NULL when it is empty). The zone index is ordered by
--- (priority, vesting_time), so a plain min(vesting_time) would read every entry of the zone; this
--- reads the first entry of each distinct priority instead (a loose index scan: one index probe
--- per priority in use), which stays cheap for zones of millions of items.
+-- The earliest vesting time in a zone (NULL when it is empty): when its pointer should vest next.
+--
+-- The zone index orders items by (priority, zone_time), and zone_time <= vesting_time, equal for
+-- an item at rest (not leased); a leased item keeps its place and vests when its lease runs out
+-- (docs/protocol.md#zone-time-and-leases). So per priority in use the earliest vesting time is the
+-- first item at rest, or a leased item before it, whose place is earlier but whose vesting time
+-- may be later or earlier; a leased item after the first at rest vests after it. Each priority is
+-- read from its first entry to its first item at rest, never the whole zone; the priorities in
+-- use are found with one index probe each (a loose index scan), so zones of millions of items
+-- cost the same.
 CREATE OR REPLACE FUNCTION quick.zone_first_vesting(zone text)
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE AS $$
@@ -9,17 +15,28 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     first timestamptz;
 BEGIN
-    WITH RECURSIVE firsts AS (
-        (SELECT i.priority, i.vesting_time FROM quick.items i
-          WHERE i.tenant = zone ORDER BY i.priority, i.vesting_time LIMIT 1)
+    WITH RECURSIVE prios AS (
+        (SELECT i.priority FROM quick.items i
+          WHERE i.tenant = zone ORDER BY i.priority, i.zone_time LIMIT 1)
         UNION ALL
-        SELECT next.priority, next.vesting_time
-          FROM firsts f
+        SELECT next.priority
+          FROM prios f
           CROSS JOIN LATERAL (
-                SELECT i.priority, i.vesting_time FROM quick.items i
+                SELECT i.priority FROM quick.items i
                  WHERE i.tenant = zone AND i.priority > f.priority
-                 ORDER BY i.priority, i.vesting_time LIMIT 1) next)
-    SELECT min(vesting_time) INTO first FROM firsts;
+                 ORDER BY i.priority, i.zone_time LIMIT 1) next)
+    SELECT min(least(r.zone_time, l.vesting_time)) INTO first
+      FROM prios p
+      -- The first item at rest of the priority.
+      LEFT JOIN LATERAL (
+            SELECT i.zone_time FROM quick.items i
+             WHERE i.tenant = zone AND i.priority = p.priority AND i.vesting_time = i.zone_time
+             ORDER BY i.zone_time LIMIT 1) r ON true
+      -- The leased items before it.
+      LEFT JOIN LATERAL (
+            SELECT min(i.vesting_time) AS vesting_time FROM quick.items i
+             WHERE i.tenant = zone AND i.priority = p.priority AND i.zone_time <= coalesce(r.zone_time, 'infinity')
+               AND i.vesting_time <> i.zone_time) l ON true;
     RETURN first;
 END
 $$;

@@ -130,12 +130,17 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
   enqueue_items(url(), 1, 1, "job", "old");
   enqueue_items(url(), 1, 1, "job", "leased");
   enqueue_items(url(), 1, 1, "job", "later");
-  query("UPDATE quick.items SET vesting_time = now() - interval '200 seconds' WHERE tenant = 'old0'");
+  query(
+      "UPDATE quick.items SET vesting_time = now() - interval '200 seconds', zone_time = now() - interval '200 "
+      "seconds' "
+      "WHERE tenant = 'old0'");
   query("UPDATE quick.pointers SET vesting_time = now() - interval '100 seconds' WHERE tenant = 'old0'");
   query(
       "UPDATE quick.items SET lease_id = gen_random_uuid(), vesting_time = now() + interval '1 hour' "
       "WHERE tenant = 'leased0'");
-  query("UPDATE quick.items SET vesting_time = now() + interval '1 hour' WHERE tenant = 'later0'");
+  query(
+      "UPDATE quick.items SET vesting_time = now() + interval '1 hour', zone_time = now() + interval '1 hour' "
+      "WHERE tenant = 'later0'");
   query("UPDATE quick.pointers SET vesting_time = now() + interval '1 hour' WHERE tenant IN ('leased0', 'later0')");
   query(
       "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, reason) "

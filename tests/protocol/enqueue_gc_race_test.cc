@@ -80,8 +80,9 @@ void create_leased_pointers(pqxx::connection& conn, const std::string& prefix, s
       prefix, static_cast<int>(count), state != LeaseState::kLive, visitable);
   if (visitable) {
     txn.exec_params(
-        "INSERT INTO quick.items (tenant, job_type, vesting_time) "
-        "SELECT $1 || '-' || i, 'setup', now() - interval '1 second' FROM generate_series(0, $2 - 1) i",
+        "INSERT INTO quick.items (tenant, job_type, vesting_time, zone_time) "
+        "SELECT $1 || '-' || i, 'setup', now() - interval '1 second', now() - interval '1 second' "
+        "FROM generate_series(0, $2 - 1) i",
         prefix, static_cast<int>(count));
   }
 }
@@ -96,8 +97,8 @@ std::string insert_pointer(const std::string& tenant) {
          ", statement_timestamp(), statement_timestamp()) RETURNING 1";  // nothing if the slot is taken
 }
 std::string insert_item(const std::string& tenant) {
-  return "INSERT INTO quick.items (tenant, job_type, vesting_time) VALUES (" + sql_literal(tenant) +
-         ", 'race', statement_timestamp()) RETURNING id";
+  return "INSERT INTO quick.items (tenant, job_type, vesting_time, zone_time) VALUES (" + sql_literal(tenant) +
+         ", 'race', statement_timestamp(), statement_timestamp()) RETURNING id";
 }
 // quick.enqueue's pointer creation, taken only when the lock found no pointer.
 testing::Step insert_pointer_if_missing(const std::string& label, const std::string& tenant) {
@@ -565,11 +566,11 @@ class EnqueueGcRaceTest : public testing::DatabaseTest {
           const std::string race_item = "quick.items i WHERE i.tenant = $1 AND i.job_type = 'race'";
           const bool above_floor = count("SELECT count(*) FROM quick.pointers p, " + race_item +
                                              " AND p.tenant = $1 AND (p.floor_priority IS NULL OR "
-                                             "(i.priority, i.vesting_time) >= (p.floor_priority, p.floor_vesting))",
+                                             "(i.priority, i.zone_time) >= (p.floor_priority, p.floor_vesting))",
                                          tenant) == 1;
           const bool floor_requested = count("SELECT count(*) FROM quick.pointer_pulls r, " + race_item +
                                                  " AND r.tenant = $1 AND r.priority IS NOT NULL AND "
-                                                 "(r.priority, r.vesting_time) <= (i.priority, i.vesting_time)",
+                                                 "(r.priority, r.vesting_time) <= (i.priority, i.zone_time)",
                                              tenant) > 0;
           if (!above_floor && !floor_requested)
             problems.push_back("the item sorts below the zone's floor, unrequested");

@@ -222,6 +222,48 @@ TEST_F(MigrateTest, PsqlAppliesTheBaselineOnceAndMigrateThenAppliesOnlyTheFuncti
   EXPECT_NO_THROW(require_current_schema(conn));
 }
 
+// Migration 0012 gives every item its place in its zone (zone_time): its vesting time, or for an
+// item leased right now the migration's time, in the past, where a scan finds it if its lease runs
+// out. It drops every zone's floor and quick.visit_zones, whose older version would raise floors
+// past the items it leases until the function files define the new one.
+TEST_F(MigrateTest, Migration0012GivesEachItemItsPlaceAndDropsTheFloorsAndTheOldVisit) {
+  const auto database = create_empty_database();
+  for (const char* file :
+       {"0004_baseline.sql", "0005_limits.sql", "0006_roles.sql", "0007_visit_byte_budget.sql", "0008_operations.sql",
+        "0009_placement.sql", "0010_zone_floor.sql", "0011_pointer_slots.sql"}) {
+    const auto applied = run_psql_file(database, source_dir() / "migrations" / file);
+    ASSERT_EQ(applied.exit_code, 0) << file << ": " << applied.output;
+  }
+  run(database,
+      "CREATE FUNCTION quick.visit_zones(text[], integer, interval, interval, text[], bigint) "
+      "RETURNS void LANGUAGE sql AS 'SELECT'");
+  run(database,
+      "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time, floor_priority, floor_vesting) "
+      "VALUES ('t', now(), now(), 0, now())");
+  run(database,
+      "INSERT INTO quick.items (tenant, job_type, vesting_time, lease_id) VALUES "
+      "('t', 'vested', now() - interval '1 minute', NULL), ('t', 'delayed', now() + interval '1 hour', NULL), "
+      "('t', 'leased', now() + interval '30 seconds', gen_random_uuid()), "
+      "('t', 'lease_ran_out', now() - interval '5 seconds', gen_random_uuid())");
+
+  const auto applied = run_psql_file(database, source_dir() / "migrations" / "0012_zone_time.sql");
+  ASSERT_EQ(applied.exit_code, 0) << applied.output;
+  EXPECT_EQ(value(database,
+                  "SELECT string_agg(job_type || ':' || CASE WHEN zone_time = vesting_time THEN 'at rest' "
+                  "WHEN zone_time < vesting_time AND zone_time <= now() THEN 'in the past' ELSE 'wrong' END, ',' "
+                  "ORDER BY job_type) FROM quick.items"),
+            "delayed:at rest,lease_ran_out:at rest,leased:in the past,vested:at rest");
+  EXPECT_EQ(
+      value(database, "SELECT count(*) FROM quick.pointers WHERE floor_priority IS NULL AND floor_vesting IS NULL"),
+      "1");
+  EXPECT_EQ(value(database,
+                  "SELECT to_regprocedure('quick.visit_zones(text[],integer,interval,interval,text[],bigint)') "
+                  "IS NULL"),
+            "t");
+  EXPECT_EQ(value(database, "SELECT indexdef FROM pg_indexes WHERE indexname = 'items_zone_order'"),
+            "CREATE INDEX items_zone_order ON quick.items USING btree (tenant, priority, zone_time)");
+}
+
 TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
   const auto views = source_dir() / "sql" / "views.sql";
   const auto first = run_psql_file(url(), views);

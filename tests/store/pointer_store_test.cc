@@ -234,7 +234,10 @@ TEST_F(PointerStoreTest, SettleRequeuesAZoneWithItemsAtItsEarliestVestingTime) {
 
 TEST_F(PointerStoreTest, SettleNeverRequeuesAPointerEarlierThanNow) {
   const auto id = enqueue(make_item("t"));
-  query("UPDATE quick.items SET vesting_time = now() - interval '1 hour' WHERE id = " + std::to_string(id));
+  query(
+      "UPDATE quick.items SET vesting_time = now() - interval '1 hour', zone_time = now() - interval '1 hour' WHERE id "
+      "= " +
+      std::to_string(id));
   const auto held = lease_one("t");
   const auto before = quick::testing::db_clock(conn());
   const auto settled = settle_one(held, true, 60'000ms);

@@ -193,8 +193,10 @@ TEST_F(EnqueueTest, ItemsAreOrderedByPriorityThenVestingTime) {
   const auto high_late = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 1));
   const auto high_earliest = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, 1));
   // Make the vesting order explicit, independent of the enqueue order.
-  query("UPDATE quick.items SET vesting_time = now() - interval '1 minute' WHERE id = " +
-        std::to_string(high_earliest));
+  query(
+      "UPDATE quick.items SET vesting_time = now() - interval '1 minute', zone_time = now() - interval '1 minute' "
+      "WHERE id = " +
+      std::to_string(high_earliest));
   const auto urgent = testing::enqueue_committed(*conn, make_item("t", "job", "{}", 0ms, -3));
   pqxx::work txn(*conn);
   const auto peeked = peek_in(txn, "t", {10, std::nullopt});

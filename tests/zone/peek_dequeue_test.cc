@@ -36,9 +36,11 @@ class PeekDequeueTest : public DatabaseTest {
   pqxx::connection& conn() { return *conn_; }
 
   std::int64_t enqueue(const NewItem& item) { return testing::enqueue_committed(conn(), item); }
-  // Moves an item's vesting time `seconds_ago` into the past, to make orders explicit.
+  // Moves an item's vesting time (and with it its place in the zone, as a requeue would)
+  // `seconds_ago` into the past, to make orders explicit.
   void vest_ago(std::int64_t id, int seconds_ago) {
     query("UPDATE quick.items SET vesting_time = now() - interval '" + std::to_string(seconds_ago) +
+          " seconds', zone_time = now() - interval '" + std::to_string(seconds_ago) +
           " seconds' WHERE id = " + std::to_string(id));
   }
   std::vector<Item> peek(const std::string& tenant, int max, std::optional<std::string> job_type = std::nullopt) {

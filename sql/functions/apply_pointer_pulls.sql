@@ -47,13 +47,18 @@ BEGIN
                  WHERE r.requested_at >= coalesce(requested_from, '-infinity')
                  ORDER BY r.requested_at
                    FOR UPDATE SKIP LOCKED) q
+          -- The newest version, found without a lock: one that SKIP LOCKED passes over (a visit
+          -- holds it) would send the lookup on through every older version.
+          LEFT JOIN LATERAL (
+                SELECT n.ctid FROM quick.pointers n
+                 WHERE n.tenant >= q.tenant AND n.tenant <= q.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
+                 ORDER BY n.tenant DESC LIMIT 1) newest ON true  -- Newest version first.
           LEFT JOIN LATERAL (
                 SELECT p.ctid AS version FROM quick.pointers p
-                 WHERE p.tenant >= q.tenant AND p.tenant <= q.tenant  -- a range, not =: see docs/protocol.md#pointer-versions
-                 ORDER BY p.tenant DESC LIMIT 1  -- Newest version first.
+                 WHERE p.ctid = newest.ctid
                    FOR NO KEY UPDATE SKIP LOCKED) x ON true
          WHERE x.version IS NOT NULL
-            OR NOT EXISTS (SELECT 1 FROM quick.pointers p WHERE p.tenant = q.tenant)
+            OR newest.ctid IS NULL
          LIMIT max_requests)
     SELECT coalesce(array_agg(r.request), '{}'), coalesce(array_agg(r.tenant), '{}'),
            coalesce(array_agg(r.vesting_time), '{}'), coalesce(array_agg(r.priority), '{}'),

@@ -88,10 +88,14 @@ BEGIN
             -- (docs/protocol.md#pointer-versions).
             locked_version := NULL;
             IF pull_in_transaction AND pointer_lease IS NULL THEN
+                -- The newest version first, without a filter or a lock, then locked by its ctid:
+                -- one passed over (locked, or settled meanwhile) would send the lookup through
+                -- every older version (docs/protocol.md#pointer-versions).
                 SELECT x.ctid INTO locked_version FROM quick.pointers x
-                 WHERE x.tenant >= tenant AND x.tenant <= tenant  -- a range, not =: newest version first
+                 WHERE x.ctid = (SELECT n.ctid FROM quick.pointers n
+                                  WHERE n.tenant >= tenant AND n.tenant <= tenant  -- a range, not =: newest first
+                                  ORDER BY n.tenant DESC LIMIT 1)
                    AND x.vesting_time > new_vesting AND x.lease_id IS NULL
-                 ORDER BY x.tenant DESC LIMIT 1
                    FOR NO KEY UPDATE SKIP LOCKED;
             END IF;
             IF locked_version IS NOT NULL THEN

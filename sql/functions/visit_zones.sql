@@ -131,13 +131,20 @@ BEGIN
               FROM (SELECT DISTINCT u.t FROM unnest(tenants) u(t)) t
              -- One lookup per zone, its newest version first, so LIMIT 1 stops there: a range on
              -- tenant, since with `=` the ORDER BY is redundant and the index is read forwards
-             -- (docs/protocol.md#pointer-versions).
+             -- (docs/protocol.md#pointer-versions). The lookup neither filters nor locks: a
+             -- version it would have to pass over (not vested, or locked by another visit) would
+             -- send it on through every older version. The lock is then taken by the version's
+             -- ctid (a lock that meets a newer version follows it, and the conditions are checked
+             -- on that one).
+             CROSS JOIN LATERAL (
+                   SELECT n.ctid FROM quick.pointers n
+                    WHERE n.tenant >= t.t AND n.tenant <= t.t  -- a range, not =: see above
+                    ORDER BY n.tenant DESC LIMIT 1) newest
              CROSS JOIN LATERAL (
                    SELECT p.ctid, p.tenant, p.last_active_time, p.vesting_time, p.floor_priority, p.floor_vesting
                      FROM quick.pointers p
-                    WHERE p.tenant >= t.t AND p.tenant <= t.t AND p.vesting_time <= now_ts  -- a range, not =: see below
+                    WHERE p.ctid = newest.ctid AND p.vesting_time <= now_ts
                       AND NOT EXISTS (SELECT 1 FROM quick.paused_tenants pt WHERE pt.tenant = p.tenant)
-                    ORDER BY p.tenant DESC LIMIT 1
                       FOR NO KEY UPDATE OF p SKIP LOCKED) p) l;
     -- Why the others were not visited (no locks; only the losers are looked at). EXCEPT hashes
     -- or sorts, where `<> ALL (zone_tenants)` would scan the array once per tenant.
@@ -152,7 +159,10 @@ BEGIN
           FROM (SELECT u.t AS tenant FROM unnest(tenants) u(t)
                 EXCEPT
                 SELECT v.t FROM unnest(zone_tenants) v(t)) t
-          LEFT JOIN quick.pointers p ON p.tenant = t.tenant;
+          LEFT JOIN LATERAL (
+                SELECT p.tenant, p.vesting_time FROM quick.pointers p
+                 WHERE p.tenant >= t.tenant AND p.tenant <= t.tenant  -- newest version first, as above
+                 ORDER BY p.tenant DESC LIMIT 1) p ON true;
     END IF;
     IF cardinality(zone_tenants) = 0 THEN
         RETURN;

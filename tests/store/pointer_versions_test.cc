@@ -107,6 +107,42 @@ TEST_F(PointerVersionsTest, EveryHotPathPointerLockReadsTheNewestVersionFirstWhi
   }
 }
 
+// A lock that cannot take the newest version (another visit holds it, SKIP LOCKED) or a lookup
+// that would filter it out (not vested) must not go on through the older versions: each would
+// read every one of them, as a visit of a busy single tenant's zone did while a snapshot was held.
+// The paths find the newest version without a lock or a filter, then lock it by its ctid.
+TEST_F(PointerVersionsTest, APointerThatIsLockedOrNotVestedIsPassedOverWithoutReadingItsOlderVersions) {
+  query("SELECT quick.enqueue('z', 'job')");
+  query("ANALYZE quick.pointers");
+  {
+    const auto holder = hold_versions("statement_timestamp() + interval '1 hour'");
+    const auto rows = query("SELECT action FROM quick.visit_zones(ARRAY['z'], 10, '30 s', '1 hour')");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0][0].as<std::string>(), "not_vested");
+    EXPECT_LT(pointer_entries_read("SELECT count(*) FROM quick.visit_zones(ARRAY['z'], 10, '30 s', '1 hour')"), 10)
+        << "quick.visit_zones of a zone whose pointer is not vested";
+  }
+  const auto holder = hold_versions("statement_timestamp() - interval '1 minute'");
+  query("INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority) VALUES ('z', statement_timestamp(), 0)");
+  auto visitor = connect();
+  pqxx::work visiting(*visitor);
+  visiting.exec(
+      "SELECT 1 FROM quick.pointers WHERE tenant >= 'z' AND tenant <= 'z' ORDER BY tenant DESC LIMIT 1 "
+      "FOR NO KEY UPDATE");
+  const auto rows = query("SELECT action FROM quick.visit_zones(ARRAY['z'], 10, '30 s', '1 hour')");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0].as<std::string>(), "locked");
+  EXPECT_LT(pointer_entries_read("SELECT count(*) FROM quick.visit_zones(ARRAY['z'], 10, '30 s', '1 hour')"), 10)
+      << "quick.visit_zones of a zone another visit holds";
+  query("SELECT quick.apply_pointer_pulls()");
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 1) << "the request waits for the visit";
+  EXPECT_LT(pointer_entries_read("SELECT quick.apply_pointer_pulls()"), 10)
+      << "quick.apply_pointer_pulls of a request whose pointer a visit holds";
+  visiting.abort();
+  query("SELECT quick.apply_pointer_pulls()");
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.pointer_pulls"), 0) << "and is served once it ends";
+}
+
 // Each update moves the indexed vesting time, so none is HOT: with a unique index on tenant, the
 // new version's entry was checked against all kVersions older ones (a heap fetch each).
 TEST_F(PointerVersionsTest, EveryHotPathPointerWriteReachesTheNewestVersionWithoutReadingTheOthers) {

@@ -105,10 +105,12 @@ std::string capture_explain(const std::string& url, const std::string& tenant, c
                                                "LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED"},
         {"the zone's first entry, vested or not (settle, step 4b)",
          "SELECT i.priority, i.zone_time " + zone + " ORDER BY i.priority, i.zone_time LIMIT 1"},
-        {"the visit's pointer lock (step 1)", "SELECT p.tenant FROM quick.pointers p WHERE p.tenant = ANY (ARRAY[" + t +
-                                                  "]) AND p.vesting_time <= now() FOR NO KEY UPDATE SKIP LOCKED"},
+        {"the visit's pointer lookup (step 1: the newest version, then locked by its ctid)",
+         "SELECT p.ctid FROM quick.pointers p WHERE p.tenant >= " + t + " AND p.tenant <= " + t +
+             " ORDER BY p.tenant DESC LIMIT 1"},
         {"the enqueue's pointer lock (fast path, step a)",
-         "SELECT p.vesting_time FROM quick.pointers p WHERE p.tenant = " + t + " FOR KEY SHARE"},
+         "SELECT p.tenant FROM quick.pointers p WHERE p.tenant >= " + t + " AND p.tenant <= " + t +
+             " ORDER BY p.tenant DESC LIMIT 1 FOR KEY SHARE"},
         {"the Scanner's peek",
          "SELECT p.tenant, p.vesting_time FROM quick.pointers p WHERE p.vesting_time <= "
          "statement_timestamp() ORDER BY p.vesting_time, p.tenant LIMIT 1000"},

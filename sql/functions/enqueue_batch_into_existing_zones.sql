@@ -87,21 +87,33 @@ BEGIN
     -- this statement's snapshot is judged on its settled version. (Which pointers to try is
     -- judged on what the KEY SHARE lock returned, which can be older: one missed here gets a
     -- request below.)
+    -- Each pointer's newest version is found without a lock, then locked by its ctid
+    -- (docs/protocol.md#pointer-versions).
     claimed AS MATERIALIZED (
-        SELECT m.tenant, m.first
+        SELECT m.tenant, m.first, x.version
           FROM (SELECT l.tenant, l.first FROM locked l, complete c
                  WHERE pull_in_transaction AND c.ok AND NOT c.always_pull AND l.vesting_time > l.first
                    AND l.lease_id IS NULL
                  ORDER BY l.tenant) m
          CROSS JOIN LATERAL (
-               SELECT 1 FROM quick.pointers p
-                WHERE p.tenant = m.tenant AND p.vesting_time > m.first AND p.lease_id IS NULL
+               SELECT n.ctid FROM quick.pointers n
+                WHERE n.tenant >= m.tenant AND n.tenant <= m.tenant  -- a range, not =: newest version first
+                ORDER BY n.tenant DESC LIMIT 1) newest
+         CROSS JOIN LATERAL (
+               SELECT p.ctid AS version FROM quick.pointers p
+                WHERE p.ctid = newest.ctid AND p.vesting_time > m.first AND p.lease_id IS NULL
                   FOR NO KEY UPDATE SKIP LOCKED) x),
     -- The zones vest at commit, unannounced otherwise: RETURNING notifies (a data-modifying CTE
-    -- runs to completion, RETURNING included, though nothing reads it).
+    -- runs to completion, RETURNING included, though nothing reads it). Reached by the claimed
+    -- versions (a TID scan): a plan that joined the other way round read every pointer and, while
+    -- a snapshot holds vacuum back, every version of each, in every call, claimed or not. A
+    -- version the lock followed to, committed after this statement's snapshot, is not seen here
+    -- and not moved: quick.record_pull_requests below then records a request.
     moved AS (
         UPDATE quick.pointers p SET vesting_time = c.first
-          FROM claimed c WHERE p.tenant = c.tenant AND p.vesting_time > c.first
+          FROM claimed c
+         WHERE p.ctid = ANY (ARRAY(SELECT c2.version FROM claimed c2))
+           AND p.ctid = c.version AND p.vesting_time > c.first
         RETURNING quick.notify_consumers()),
     -- An RR/SER caller may see an older pointer version, so it always records a request;
     -- (lowest priority, earliest vesting) is at or below every item's key.

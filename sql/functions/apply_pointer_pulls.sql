@@ -39,8 +39,9 @@ BEGIN
     -- Requests another applier is working on right now are skipped, so appliers never wait. The
     -- requests are read in requested_at order through their index and their pointers locked one
     -- index lookup at a time (LATERAL), lazily: the LIMIT stops the scan once max_requests
-    -- requests have a pointer this statement holds, or none at all (gone). The lock returns the
-    -- version it holds (the newest: a lock follows a concurrent update to it).
+    -- requests have a pointer this statement holds, or none at all (gone). A pointer whose newest
+    -- version was replaced since this statement's snapshot is passed over like a locked one (the
+    -- TID scan's recheck drops it: docs/protocol.md#pointer-versions): its request stays.
     WITH requests AS MATERIALIZED (
         SELECT q.request, q.tenant, q.vesting_time, q.priority, x.version
           FROM (SELECT r.ctid AS request, r.tenant, r.vesting_time, r.priority FROM quick.pointer_pulls r

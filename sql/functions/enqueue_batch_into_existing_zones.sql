@@ -83,10 +83,9 @@ BEGIN
                       FROM input i) AS ok,
                current_setting('transaction_isolation') <> 'read committed' AS always_pull),
     -- Pulled in the caller's transaction: the parked, unleased pointers locked without waiting, in
-    -- tenant order. The NO KEY UPDATE lock re-reads the pointer, so one that a visit settled since
-    -- this statement's snapshot is judged on its settled version. (Which pointers to try is
-    -- judged on what the KEY SHARE lock returned, which can be older: one missed here gets a
-    -- request below.)
+    -- tenant order. (Which pointers to try is judged on what the KEY SHARE lock returned, which can
+    -- be older; a version replaced since this statement's snapshot is not claimed,
+    -- docs/protocol.md#pointer-versions: one missed here gets a request below.)
     -- Each pointer's newest version is found without a lock, then locked by its ctid
     -- (docs/protocol.md#pointer-versions).
     claimed AS MATERIALIZED (
@@ -106,9 +105,10 @@ BEGIN
     -- The zones vest at commit, unannounced otherwise: RETURNING notifies (a data-modifying CTE
     -- runs to completion, RETURNING included, though nothing reads it). Reached by the claimed
     -- versions (a TID scan): a plan that joined the other way round read every pointer and, while
-    -- a snapshot holds vacuum back, every version of each, in every call, claimed or not. A
-    -- version the lock followed to, committed after this statement's snapshot, is not seen here
-    -- and not moved: quick.record_pull_requests below then records a request.
+    -- a snapshot holds vacuum back, every version of each, in every call, claimed or not. (On a
+    -- PostgreSQL minor whose lock returns a version committed after this statement's snapshot,
+    -- this update does not see it and moves nothing: quick.record_pull_requests below then
+    -- records a request.)
     moved AS (
         UPDATE quick.pointers p SET vesting_time = c.first
           FROM claimed c

@@ -81,11 +81,11 @@ BEGIN
         needs_request := floor_prio IS NOT NULL AND (priority, new_vesting) < (floor_prio, floor_vest);
         IF pointer_vesting > new_vesting
            AND (pointer_lease IS NULL OR pointer_vesting > statement_timestamp() + max_lease) THEN
-            -- The lock re-reads the pointer, so one that a visit settled since this function's
-            -- snapshot is judged on its settled version; it returns the version it holds, and the
-            -- update, a new statement (a new snapshot: this path is READ COMMITTED only), reaches
-            -- that version directly: a lookup by tenant would walk every older one
-            -- (docs/protocol.md#pointer-versions).
+            -- The lock takes the version the pointer read above found, with its conditions; a
+            -- version replaced since is not taken (docs/protocol.md#pointer-versions), and a
+            -- request is recorded instead. The update, a new statement (this path is READ
+            -- COMMITTED only), reaches the locked version by its ctid: a lookup by tenant would
+            -- walk every older one.
             locked_version := NULL;
             IF pull_in_transaction AND pointer_lease IS NULL THEN
                 -- The newest version first, without a filter or a lock, then locked by its ctid:

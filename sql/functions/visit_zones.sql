@@ -134,8 +134,11 @@ BEGIN
              -- (docs/protocol.md#pointer-versions). The lookup neither filters nor locks: a
              -- version it would have to pass over (not vested, or locked by another visit) would
              -- send it on through every older version. The lock is then taken by the version's
-             -- ctid (a lock that meets a newer version follows it, and the conditions are checked
-             -- on that one).
+             -- ctid. A version replaced since this statement's snapshot is not visited: the lock
+             -- follows the update and the TID scan's recheck drops the row (PostgreSQL 15.18;
+             -- older minors return the newer version, its conditions checked again), so the zone
+             -- is reported 'locked' and waits for a later visit. Nothing is ever written to a
+             -- version this visit did not lock (docs/protocol.md#pointer-versions).
              CROSS JOIN LATERAL (
                    SELECT n.ctid FROM quick.pointers n
                     WHERE n.tenant >= t.t AND n.tenant <= t.t  -- a range, not =: see above

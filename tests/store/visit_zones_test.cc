@@ -244,7 +244,9 @@ TEST_F(VisitZonesTest, AVisitOfHundredsOfZonesGivesEachZoneItsOwnOutcome) {
         EXPECT_LT(vests_in, 1900.0) << name(t);
         EXPECT_FALSE(active_now) << name(t) << ": nothing found, so its last activity stays";
         break;
-      case kHeld: EXPECT_LE(vests_in, 0.0) << name(t); break;
+      // Released to vest after quick.busy_settle_delay(0), 20 ms from the visit's start: a
+      // check that runs sooner sees it a few milliseconds ahead.
+      case kHeld: EXPECT_LE(vests_in, 0.020) << name(t); break;
       default: break;
     }
   }

@@ -1,6 +1,6 @@
 // Unit tests (no database) for scanner::ScanFloorKeeper: a full scan first; narrow scans from
 // the last refresh's time less 100 ms; a wide refresh every second from 5 s before the last
-// one; full scans every 10 s, or every 100 times a slow full scan's duration.
+// one; full scans every 10 s, or every 1,000 times a slow full scan's duration.
 #include "scanner/scan_floors.h"
 
 #include <gtest/gtest.h>
@@ -67,10 +67,10 @@ TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
   EXPECT_NE(quick_full.next(t + milliseconds(9999)).kind, Kind::kFull);
   EXPECT_EQ(quick_full.next(t + milliseconds(10000)).kind, Kind::kFull);
 
-  ScanFloorKeeper slow_full;  // 300 ms: at most 1% of the time, every 30 s
+  ScanFloorKeeper slow_full;  // 300 ms: at most 0.1% of the time, every 300 s
   slow_full.observe(scan_at(db_now, std::nullopt), slow_full.next(t), t, milliseconds(300));
-  EXPECT_NE(slow_full.next(t + milliseconds(29999)).kind, Kind::kFull);
-  EXPECT_EQ(slow_full.next(t + milliseconds(30000)).kind, Kind::kFull);
+  EXPECT_NE(slow_full.next(t + milliseconds(299999)).kind, Kind::kFull);
+  EXPECT_EQ(slow_full.next(t + milliseconds(300000)).kind, Kind::kFull);
 }
 
 // A scan that failed is never observed: the full scan stays due.

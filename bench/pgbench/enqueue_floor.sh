@@ -4,7 +4,13 @@
 # database that has the quick schema and 10,000 tenants with a pointer each:
 #   batch shape:  100 items into ~100 random tenants, 4 clients (the enqueue experiment's batch);
 #   steady shape: ~60 items into 24 random tenants, 2 clients (a producer's 5 ms tick in the
-#                 steady-state experiment).
+#                 steady-state experiment);
+#   single shape: one item into a random tenant per autocommit statement, 4 clients (the enqueue
+#                 experiment's one-call comparison, issue 16).
+# The producer's fast paths run as a login granted quick_producer (variants named ...@producer),
+# as an application's producer would, and beside the same functions without issue 13's hardening
+# (unhardened.*, made from the function files by without_hardening.sed): what the definer
+# functions, the tenant-login rule and the limits table cost an enqueue.
 # Variants go from a bare insert, through quick.items' indexes and the pointer locks, to what
 # enqueue_batch_in runs (its one-statement fast path, sql/queries/enqueue_batch_into_existing_
 # zones.sql) and quick.enqueue_batch, the function psql callers and the fast path's fallback use. Before each variant every table is put back to its seeded size
@@ -13,8 +19,10 @@
 # processor time per item (pgbench and server; /proc/stat): what an enqueue takes from cores
 # that producers share with consumers.
 #
-# Usage: QUICK_DATABASE_URL="host=... port=... user=..." bench/pgbench/enqueue_floor.sh [seconds] [rounds]
-# (a keyword/value connection string: the scratch database is selected by appending dbname=).
+# Usage: QUICK_DATABASE_URL="host=... port=... user=..." bench/pgbench/enqueue_floor.sh [seconds] [rounds] [shapes]
+# (a keyword/value connection string: the scratch database is selected by appending dbname=;
+# shapes: any of "batch steady single", all three by default). It creates a login role for the
+# producer variants and drops it, with the scratch database, when it ends.
 # Needs a built `build/quick` (for `quick migrate`) and Postgres' pgbench (postgresql-15).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,18 +30,37 @@ root=$(cd "$here/../.." && pwd)
 url=${QUICK_DATABASE_URL:?set QUICK_DATABASE_URL to a keyword/value connection string}
 seconds=${1:-8}
 rounds=${2:-2}
+shapes=${3:-batch steady single}
 pgbench=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1)
 [ -x "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-15)" >&2; exit 1; }
 quick=${QUICK_BUILD_DIR:-$root/build}/quick
 [ -x "$quick" ] || { echo "$quick not found: build first (cmake --build build)" >&2; exit 1; }
 
 db="quick_enqueue_floor_$$"
+producer="quick_enqueue_floor_producer_$$"
+producer_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 scratch=$(mktemp -d)  # generated pgbench scripts, and pgbench's errors when a variant fails
 psql "$url" -qAtc "CREATE DATABASE $db" >/dev/null
-trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; rm -rf "$scratch"' EXIT
+trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP ROLE IF EXISTS $producer" >/dev/null; rm -rf "$scratch"' EXIT
 dburl="$url dbname=$db"
 "$quick" migrate --database "$dburl" >/dev/null
 psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
+# The producer: a login granted quick_producer, which reaches the tables only through the
+# functions. Later keywords of a connection string override earlier ones.
+psql "$dburl" -q -v ON_ERROR_STOP=1 -c "CREATE ROLE $producer LOGIN PASSWORD '$producer_password' IN ROLE quick_producer" \
+  -c "GRANT SELECT ON batch_docs, steady_docs TO $producer" >/dev/null
+producer_url="$dburl user=$producer password=$producer_password"
+# The fast-path functions without the hardening, beside the real ones.
+psql "$dburl" -q -v ON_ERROR_STOP=1 -c "CREATE SCHEMA unhardened" >/dev/null
+for function in enqueue_into_existing_zone enqueue_batch_into_existing_zones; do
+  sed -f "$here/without_hardening.sed" "$root/sql/functions/$function.sql" >"$scratch/unhardened_$function.sql"
+  if grep -q 'SECURITY DEFINER\|search_path\|quick\.tenant_logins\|FROM quick\.limits\|current_limits\|FUNCTION quick\.' \
+       "$scratch/unhardened_$function.sql"; then
+    echo "without_hardening.sed no longer matches sql/functions/$function.sql: update it" >&2
+    exit 1
+  fi
+  psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$scratch/unhardened_$function.sql" >/dev/null
+done
 
 # Busy and total clock ticks of all cores (user nice system idle iowait irq softirq steal).
 cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
@@ -47,6 +74,22 @@ for shape in batch steady; do
     sed "s/\$1::jsonb/(SELECT doc::jsonb FROM ${shape}_docs WHERE id = :r)/; s/\$2::boolean/false/" "$fast_path"; } >"$scratch/${shape}_fast_path.sql"
 done
 
+for schema in quick unhardened; do
+  sed "s/quick\.enqueue_batch_into_existing_zones/$schema.enqueue_batch_into_existing_zones/" \
+    "$scratch/batch_fast_path.sql" >"$scratch/batch_fast_path_$schema.sql"
+done
+# The single shape's fast path as the one-call enqueue runs it (pull_in_transaction), the
+# function's statement itself and the one-call statement (sql/queries/enqueue_now.sql) around it.
+single_parameters="s/\$1/('t' || :t)/g; s/\$2/'send_receipt'/g; s/\$3::jsonb/('{\"order_id\": ' || :o || ', \"channel\": \"email\", \"attempt\": 1}')::jsonb/g; s/\$4::interval/interval '0'/g; s/\$5/0/g; s/\$6::boolean/true/g"
+for query in enqueue_into_existing_zone enqueue_now; do
+  { echo '\set t random(0, 9999)'; echo '\set o random(1, 1000000)'
+    grep -v '^--' "$root/sql/queries/$query.sql" | sed "$single_parameters"; } >"$scratch/single_$query.sql"
+done
+for schema in quick unhardened; do
+  sed "s/quick\.enqueue_into_existing_zone(/$schema.enqueue_into_existing_zone(/" \
+    "$scratch/single_enqueue_into_existing_zone.sql" >"$scratch/single_fast_path_$schema.sql"
+done
+
 steady_items=$(psql "$dburl" -qAtc "SELECT round(avg(jsonb_array_length(doc::jsonb)), 1) FROM steady_docs")
 
 # measure <label> <clients> <items per transaction> <variant>...: one line per variant.
@@ -54,13 +97,15 @@ measure() {
   local label=$1 clients=$2 items=$3 plain="" variant out tps txns busy0 total0 busy1 total1
   shift 3
   echo "$label"
-  printf '  %-24s %10s %8s %9s %12s\n' variant "txn/s" "vs first" "CPU busy" "CPU us/item"
+  printf '  %-36s %10s %8s %9s %12s\n' variant "txn/s" "vs first" "CPU busy" "CPU us/item"
   for variant in "$@"; do
     psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/reset.sql" >/dev/null
     read -r busy0 total0 < <(cpu_ticks)
-    script="$here/$variant.sql"
-    [ -f "$script" ] || script="$scratch/$variant.sql"
-    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$dburl" 2>"$scratch/pgbench.err") ||
+    connection=$dburl
+    [ "${variant%@producer}" = "$variant" ] || connection=$producer_url
+    script="$here/${variant%@producer}.sql"
+    [ -f "$script" ] || script="$scratch/${variant%@producer}.sql"
+    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$connection" 2>"$scratch/pgbench.err") ||
       { echo "pgbench failed on $variant:" >&2; grep -m3 error "$scratch/pgbench.err" >&2; exit 1; }
     read -r busy1 total1 < <(cpu_ticks)
     tps=$(awk '/^tps/ {print $3; exit}' <<<"$out")
@@ -69,14 +114,24 @@ measure() {
     [ -n "$plain" ] || plain=$tps
     awk -v v="$variant" -v t="$tps" -v p="$plain" -v n="$txns" -v k="$items" -v b=$((busy1 - busy0)) \
         -v a=$((total1 - total0)) -v hz="$ticks_per_second" \
-        'BEGIN { printf "  %-24s %10.0f %8.2f %8.0f%% %12.1f\n", v, t, t / p, 100 * b / a, b / hz * 1e6 / (n * k) }'
+        'BEGIN { printf "  %-36s %10.0f %8.2f %8.0f%% %12.1f\n", v, t, t / p, 100 * b / a, b / hz * 1e6 / (n * k) }'
   done
 }
 
-echo "${seconds} s per variant, ${rounds} round(s), $(date -u +%FT%TZ)"
+echo "${seconds} s per variant, ${rounds} round(s), shapes: ${shapes}, $(date -u +%FT%TZ)"
 for round in $(seq 1 "$rounds"); do
-  measure "round $round, batch shape: 100 items into ~100 random tenants per transaction, 4 clients" 4 100 \
-    plain queue_plain items_no_zone_index items_shape advisory_and_insert lock_and_insert json_lock_and_insert batch_fast_path enqueue_batch
-  measure "round $round, steady shape: ${steady_items} items into 24 random tenants per transaction, 2 clients" 2 "$steady_items" \
-    steady_plain steady_queue_plain steady_items_shape steady_lock_and_insert steady_fast_path steady_enqueue_batch
+  case " $shapes " in *" batch "*)
+    measure "round $round, batch shape: 100 items into ~100 random tenants per transaction, 4 clients" 4 100 \
+      plain queue_plain items_no_zone_index items_shape advisory_and_insert lock_and_insert json_lock_and_insert \
+      batch_fast_path_unhardened batch_fast_path_quick@producer enqueue_batch ;;
+  esac
+  case " $shapes " in *" steady "*)
+    measure "round $round, steady shape: ${steady_items} items into 24 random tenants per transaction, 2 clients" 2 "$steady_items" \
+      steady_plain steady_queue_plain steady_items_shape steady_lock_and_insert steady_fast_path steady_enqueue_batch ;;
+  esac
+  case " $shapes " in *" single "*)
+    measure "round $round, single shape: one item into a random tenant per autocommit statement, 4 clients" 4 1 \
+      single_plain single_items_shape single_lock_and_insert single_fast_path_unhardened \
+      single_fast_path_quick@producer single_enqueue_now@producer ;;
+  esac
 done

@@ -46,7 +46,8 @@ dburl="$url dbname=$db"
 "$quick" migrate --database "$dburl" >/dev/null
 psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
 # The producer: a login granted quick_producer, which reaches the tables only through the
-# functions. Later keywords of a connection string override earlier ones.
+# functions, with a random password (it lives as long as the script). Later keywords of a
+# connection string override earlier ones, the URL's own password included.
 psql "$dburl" -q -v ON_ERROR_STOP=1 -c "CREATE ROLE $producer LOGIN PASSWORD '$producer_password' IN ROLE quick_producer" \
   -c "GRANT SELECT ON batch_docs, steady_docs TO $producer" >/dev/null
 producer_url="$dburl user=$producer password=$producer_password"
@@ -94,7 +95,7 @@ steady_items=$(psql "$dburl" -qAtc "SELECT round(avg(jsonb_array_length(doc::jso
 
 # measure <label> <clients> <items per transaction> <variant>...: one line per variant.
 measure() {
-  local label=$1 clients=$2 items=$3 plain="" variant out tps txns busy0 total0 busy1 total1
+  local label=$1 clients=$2 items=$3 plain="" variant out tps txns busy0 total0 busy1 total1 connection
   shift 3
   echo "$label"
   printf '  %-36s %10s %8s %9s %12s\n' variant "txn/s" "vs first" "CPU busy" "CPU us/item"
@@ -105,7 +106,8 @@ measure() {
     [ "${variant%@producer}" = "$variant" ] || connection=$producer_url
     script="$here/${variant%@producer}.sql"
     [ -f "$script" ] || script="$scratch/${variant%@producer}.sql"
-    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$connection" 2>"$scratch/pgbench.err") ||
+    out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -T "$seconds" -f "$script" "$connection" \
+            2>"$scratch/pgbench.err") ||
       { echo "pgbench failed on $variant:" >&2; grep -m3 error "$scratch/pgbench.err" >&2; exit 1; }
     read -r busy1 total1 < <(cpu_ticks)
     tps=$(awk '/^tps/ {print $3; exit}' <<<"$out")

@@ -124,6 +124,17 @@ job_types:
   child.signal(SIGKILL);
   ASSERT_TRUE(child.wait_for(seconds(10)));
   ASSERT_EQ(child.term_signal(), std::optional<int>(SIGKILL)) << child.describe();
+  // Its backends outlive it until they next read from its socket: one that was running a statement
+  // (an acknowledgement, a lease extension) finishes it first, and may commit it. Read what the
+  // dead process held only once they are gone (an acknowledgement that committed after the read
+  // made an item look held that had in fact completed).
+  ASSERT_TRUE(eventually(
+      [&] {
+        return query_value<int>(
+                   "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'quick/doomed-child/%'") == 0;
+      },
+      seconds(10)))
+      << "the dead worker's backends were still there 10 s after it";
 
   // What the dead process held: leased items whose lease is still running. Their expiry is
   // mapped onto the steady clock conservatively (the clock is read before the database's).

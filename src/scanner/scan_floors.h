@@ -11,8 +11,8 @@
 //   full    from the beginning, a refresh too: first, then every 10 s or, when a full scan has
 //           become slow, every 1,000 times its duration, so that it never takes over 0.1% of the
 //           Scanner's time. While a full scan runs the Scanner selects nothing, so what vests
-//           meanwhile waits for it: at 1% (one in a hundred scans' worth of time) that was the
-//           queue's p99 under an old snapshot (docs/benchmarks.md#ten-minutes-held-after-zone-time).
+//           meanwhile waits for it: at 1% of the Scanner's time those jobs were the queue's p99
+//           under an old snapshot (docs/benchmarks.md#ten-minutes-held-after-zone-time).
 // A request or pointer written below a narrow floor (by a statement that began before the refresh
 // and committed after it) is read by the next wide scan, within a second; below a wide floor (a
 // statement that ran over 5 s), by the next full one.

@@ -240,7 +240,8 @@ void run_held_snapshot(ExperimentContext& ctx) {
 // minute with the snapshot held is compared with the run without it, which lasts 3 minutes (its
 // figures do not drift: the median of its minutes is the reference); the recovery is the second
 // minute after the snapshot ended ("within 1 minute of the snapshot ending the queue is back to
-// its normal figures").
+// its normal figures"). QUICK_BENCH_TENANTS=N runs one of the two cases alone (1 or 1000), to
+// study it without waiting for the other.
 void run_held_snapshot_long(ExperimentContext& ctx) {
   const double rate = 1000;
   const char* hold_env = std::getenv("QUICK_BENCH_HOLD_S");
@@ -249,8 +250,11 @@ void run_held_snapshot_long(ExperimentContext& ctx) {
   const milliseconds plain_duration = 3 * window;
   const milliseconds held_duration = hold + 2 * window;
   const int many = ctx.size(1000, 100);
+  const char* tenants_env = std::getenv("QUICK_BENCH_TENANTS");
+  const int only = tenants_env ? std::atoi(tenants_env) : 0;
   std::vector<WindowedRun> runs;
   for (const int tenants : {1, many}) {
+    if (only != 0 && tenants != only) continue;
     const WindowedRun plain = run_quick(ctx, tenants, false, rate, plain_duration, window);
     const WindowedRun held = run_quick(ctx, tenants, true, rate, held_duration, window, hold);
     runs.push_back(plain);

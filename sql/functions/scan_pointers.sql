@@ -2,13 +2,18 @@
 -- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
 -- vested pointers in vesting order, from the pointers_vesting index. The last row, with a NULL
 -- tenant, says how many pointers the pulls moved; when the peek found nothing vested, also in
--- vesting_time when the next pointer vests (NULL: none is parked), or now when pull requests are
--- left that a locked pointer kept from being applied: an idle Scanner sleeps until then at most
+-- vesting_time when the next pointer vests (NULL: none), or now when pull requests are left that
+-- a locked pointer kept from being applied: an idle Scanner sleeps until then at most
 -- (docs/consumer.md#waking-up). requested_from and vested_from (NULL: from the beginning) are the
 -- Scanner's floors for the two reads (docs/consumer.md#scanning-from-a-floor).
+-- next_vesting_within bounds the read of the next vesting time: only a pointer that vests within
+-- it from now is reported (NULL: no bound; zero: none is read). The Scanner passes how long it
+-- could sleep at most: whatever vests later it looks for again before then, and under an old
+-- snapshot the read steps over every dead pointer version between now and the pointer it finds.
 CREATE OR REPLACE FUNCTION quick.scan_pointers(max_pointers integer, max_pulls integer DEFAULT 10000,
                                               requested_from timestamptz DEFAULT NULL,
-                                              vested_from timestamptz DEFAULT NULL)
+                                              vested_from timestamptz DEFAULT NULL,
+                                              next_vesting_within interval DEFAULT NULL)
 RETURNS TABLE (tenant text, vesting_time timestamptz, pulled integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -22,21 +27,30 @@ BEGIN
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
     PERFORM quick.check_argument(max_pulls > 0,
         'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
+    PERFORM quick.check_argument(next_vesting_within IS NULL OR next_vesting_within >= interval '0',
+        'quick.scan_pointers: next_vesting_within must be zero or positive, got %s', next_vesting_within::text);
     pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
     IF FOUND THEN
         -- Vested pointers: a Scanner does not sleep long on a busy queue, and during a drain the
         -- index entries past now are mostly dead versions of leased pointers: not worth reading.
         RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
-    ELSE
+    ELSIF EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
+        RETURN QUERY SELECT NULL::text, statement_timestamp(), pulled;
+    ELSIF next_vesting_within IS NULL THEN
         RETURN QUERY SELECT NULL::text,
-            CASE WHEN EXISTS (SELECT 1 FROM quick.pointer_pulls r
-                              WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN statement_timestamp()
-                 ELSE (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp())
-            END,
-            pulled;
+            (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp()), pulled;
+    ELSIF next_vesting_within > interval '0' THEN
+        -- Both bounds are index conditions (a separate branch: an OR with the NULL case would make
+        -- the upper one a filter in the generic plan, and the read unbounded again).
+        RETURN QUERY SELECT NULL::text,
+            (SELECT min(p.vesting_time) FROM quick.pointers p
+              WHERE p.vesting_time > statement_timestamp()
+                AND p.vesting_time <= statement_timestamp() + next_vesting_within), pulled;
+    ELSE
+        RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
     END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone) TO quick_consumer, quick_admin;
+REVOKE ALL ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone,interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION quick.scan_pointers(integer,integer,timestamp with time zone,timestamp with time zone,interval) TO quick_consumer, quick_admin;

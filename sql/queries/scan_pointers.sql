@@ -2,9 +2,11 @@
 -- last row (tenant NULL) carries the number of pointers the pulls moved. now_us: the database
 -- clock, against which the Scanner measures how long each pointer has been vested. $3 and $4: the
 -- Scanner's floors for the pull requests and the peek, in microseconds since the epoch (0: none,
--- read from the beginning).
+-- read from the beginning). $5: how far ahead to read the next vesting time, in microseconds
+-- (negative: no bound).
 SELECT tenant, (extract(epoch FROM vesting_time) * 1000000)::bigint AS vesting_time_us, pulled,
        (extract(epoch FROM statement_timestamp()) * 1000000)::bigint AS now_us
   FROM quick.scan_pointers($1, $2,
                            CASE WHEN $3::bigint > 0 THEN timestamptz 'epoch' + $3::bigint * interval '1 microsecond' END,
-                           CASE WHEN $4::bigint > 0 THEN timestamptz 'epoch' + $4::bigint * interval '1 microsecond' END)
+                           CASE WHEN $4::bigint > 0 THEN timestamptz 'epoch' + $4::bigint * interval '1 microsecond' END,
+                           CASE WHEN $5::bigint >= 0 THEN $5::bigint * interval '1 microsecond' END)

@@ -10,6 +10,7 @@
 #include "scanner/consumer_membership.h"
 #include "scanner/dead_item_retention.h"
 #include "scanner/in_order_election.h"
+#include "scanner/next_vesting_horizon.h"
 #include "scanner/pointer_selection.h"
 #include "scanner/scan_floors.h"
 #include "scanner/vested_since.h"
@@ -34,12 +35,25 @@ struct ScannedDatabase {
   util::RetryDelay retry_delay;
   VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
   ScanFloorKeeper scan_floors;      // where the next scan starts reading
+  NextVestingHorizon horizon;       // how far ahead the next scan reads the next vesting time
   // From the last scan: how long until work vests here that no notification will announce
-  // (unset: nothing is parked; zero or less: pull requests are left over), and whether vested
-  // pointers were left to their owners.
+  // (unset: nothing within `looked_ahead`; zero or less: pull requests are left over), and
+  // whether vested pointers were left to their owners.
   std::optional<std::chrono::microseconds> next_vesting_in;
-  bool saw_vested = false;  // the peek returned vested pointers (taken, busy, or left to owners)
+  std::chrono::milliseconds looked_ahead{0};  // the horizon the last scan read it within
+  bool saw_vested = false;                    // the peek returned vested pointers (taken, busy, or left to owners)
 };
+
+// Whether a notification wakes the Scanner when work becomes due (else it polls).
+bool listening(const ConsumerCore& core) { return core.config.scanner.listen_for_wakeups && core.listening_to_all(); }
+
+// The longest an idle round sleeps when listening: listening_poll_interval (never less than
+// idle_poll_interval), and never more than a third of the leases, which only the Scanner renews.
+std::chrono::milliseconds longest_idle_wait(const ConsumerCore& core) {
+  const auto& scanner = core.config.scanner;
+  return std::min(std::max(scanner.listening_poll_interval, scanner.idle_poll_interval),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(scanner.in_order_lease_duration / 3));
+}
 
 // Renews the in-order role and the membership of every database when due, also while the
 // Scanner waits for room, so that a busy consumer does not let them lapse. Errors are logged, not
@@ -106,7 +120,10 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   db.runtime->begin_peek();
   const auto scan_started = ScanFloorKeeper::Clock::now();
   const ScanFloorKeeper::Plan plan = db.scan_floors.next(scan_started);
-  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan, plan.floors);
+  // Polling, the Scanner does not use the next vesting time: it looks again after idle_poll_interval.
+  const std::chrono::milliseconds look_ahead = listening(core) ? db.horizon.next() : std::chrono::milliseconds(0);
+  const store::Scan scan = store::scan_pointers(statement, scanner.peek_max, scanner.pulls_per_scan, plan.floors,
+                                                look_ahead);
   const auto scan_ended = ScanFloorKeeper::Clock::now();
   db.scan_floors.observe(scan, plan, scan_ended, scan_ended - scan_started);
   const std::vector<store::PeekedPointer>& peeked = scan.pointers;
@@ -144,6 +161,8 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   db.others_vested_since.end_peek();
   core::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
   db.saw_vested = !peeked.empty();
+  db.horizon.observe(db.saw_vested);
+  db.looked_ahead = look_ahead;
   db.next_vesting_in.reset();
   if (scan.next_vesting) {
     db.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting - scan.database_now);
@@ -184,30 +203,31 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
 
 // How long a round that selected nothing sleeps, unless woken. Listening on every database, and
 // no database showed vested pointers: until the earliest moment new work can vest unannounced,
-// the next parked pointer's vesting time, or listening_poll_interval as a fallback (never less
-// than idle_poll_interval). Pull requests left over (their pointers were locked, e.g. by an open
-// enqueue), and vested pointers this consumer left alone (to their owners, or to other
-// consumers' visits), are looked at again after idle_poll_interval, as a poll would: the queue
-// is busy, not idle. Not listening: idle_poll_interval, every time. Never longer than a third of
-// the leases, which only the Scanner renews.
+// the next parked pointer's vesting time, or, when none vests within the horizon the scan read
+// it in, the end of that horizon; at most longest_idle_wait. Pull requests left over (their
+// pointers were locked, e.g. by an open enqueue), and vested pointers this consumer left alone
+// (to their owners, or to other consumers' visits), are looked at again after
+// idle_poll_interval, as a poll would: the queue is busy, not idle. Not listening:
+// idle_poll_interval, every time (never more than a third of the leases, which only the Scanner
+// renews).
 std::chrono::milliseconds idle_wait(const ConsumerCore& core,
                                     const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
   using std::chrono::milliseconds;
   const auto& scanner = core.config.scanner;
-  auto wait = scanner.idle_poll_interval;
-  if (scanner.listen_for_wakeups && core.listening_to_all()) {
-    wait = std::max(scanner.listening_poll_interval, scanner.idle_poll_interval);
-    for (const auto& db : databases) {
-      if (db->saw_vested) wait = std::min(wait, scanner.idle_poll_interval);
-      if (!db->next_vesting_in) continue;
-      if (db->next_vesting_in->count() <= 0) {
-        wait = std::min(wait, scanner.idle_poll_interval);
-      } else {  // rounded up, so that the pointer has vested when the Scanner looks
-        wait = std::min(wait, std::chrono::ceil<milliseconds>(*db->next_vesting_in));
-      }
+  if (!listening(core)) return std::min(scanner.idle_poll_interval, longest_idle_wait(core));
+  auto wait = longest_idle_wait(core);
+  for (const auto& db : databases) {
+    if (db->saw_vested) wait = std::min(wait, scanner.idle_poll_interval);
+    if (!db->next_vesting_in) {
+      // Nothing vests within the horizon (a scan made while polling read none: idle_poll_interval).
+      wait = std::min(wait, std::max(db->looked_ahead, scanner.idle_poll_interval));
+    } else if (db->next_vesting_in->count() <= 0) {
+      wait = std::min(wait, scanner.idle_poll_interval);
+    } else {  // rounded up, so that the pointer has vested when the Scanner looks
+      wait = std::min(wait, std::chrono::ceil<milliseconds>(*db->next_vesting_in));
     }
   }
-  return std::min(wait, scanner.in_order_lease_duration / 3);
+  return wait;
 }
 
 }  // namespace
@@ -226,7 +246,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
                            scanner.partition_grace.count() > 0),
         DeadItemRetention(runtime->config.name),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{},
-        ScanFloorKeeper{}, std::nullopt, false}));
+        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), std::nullopt,
+        std::chrono::milliseconds(0), false}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());

@@ -1,5 +1,6 @@
 #include "store/pointer_store.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "embedded_sql.h"
@@ -57,12 +58,15 @@ std::vector<PeekedPointer> peek_pointers(pqxx::transaction_base& txn, int max_po
   return peeked_from(exec_named(txn, QUICK_QUERY(peek_pointers), max_pointers));
 }
 
-Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors) {
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors,
+                   std::optional<std::chrono::microseconds> next_vesting_within) {
   const auto micros = [](const std::optional<DbTime>& time) -> std::int64_t {
     return time ? micros_from_db_time(*time) : 0;  // 0: no floor
   };
   const auto result = exec_named(txn, QUICK_QUERY(scan_pointers), max_pointers, max_pulls,
-                                 micros(floors.requested_from), micros(floors.vested_from));
+                                 micros(floors.requested_from), micros(floors.vested_from),
+                                 next_vesting_within ? std::max<std::int64_t>(0, next_vesting_within->count())
+                                                     : std::int64_t{-1});  // -1: no bound
   Scan scan;
   scan.pointers.reserve(result.size());
   for (const auto& row : result) {

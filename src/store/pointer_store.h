@@ -30,9 +30,9 @@ struct Scan {
   std::vector<PeekedPointer> pointers;  // vested, earliest first
   DbTime database_now{};                // the database clock at the scan
   // Only when `pointers` is empty: when the earliest pointer that is not vested yet vests (unset:
-  // none), or database_now when pull requests are left over (their pointers were locked): no new
-  // work vests before this unless an enqueue or pull request notifies
-  // (docs/consumer.md#waking-up).
+  // none within the scan's `next_vesting_within`), or database_now when pull requests are left
+  // over (their pointers were locked): no new work vests before this unless an enqueue or pull
+  // request notifies (docs/consumer.md#waking-up).
   std::optional<DbTime> next_vesting;
 };
 
@@ -43,8 +43,11 @@ struct ScanFloors {
   std::optional<DbTime> vested_from;
 };
 
-// The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers.
-Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors = {});
+// The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers. When nothing
+// is vested, the next vesting time is looked for up to `next_vesting_within` from now (unset: no
+// bound; zero: not at all).
+Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors = {},
+                   std::optional<std::chrono::microseconds> next_vesting_within = std::nullopt);
 
 struct PointerLease {
   std::string tenant;

@@ -206,7 +206,7 @@ TEST_F(SqlDefinitionsDatabaseTest, AnOlderFunctionDefinitionIsReportedUntilQuick
 
 TEST_F(SqlDefinitionsDatabaseTest, AMissingFunctionIsReported) {
   auto conn = connect();
-  query("DROP FUNCTION quick.scan_pointers(integer, integer, timestamptz, timestamptz)");
+  query("DROP FUNCTION quick.scan_pointers(integer, integer, timestamptz, timestamptz, interval)");
   EXPECT_EQ(stale_functions(*conn), std::vector<std::string>{"quick.scan_pointers"});
   EXPECT_THROW(require_current_schema(*conn), SchemaError);
 }

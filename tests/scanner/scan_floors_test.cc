@@ -1,5 +1,5 @@
 // Unit tests (no database) for scanner::ScanFloorKeeper: a full scan first; narrow scans from
-// the last refresh's time less 100 ms; a wide refresh every second from 5 s before the last
+// the last refresh's time less 100 ms; a wide refresh every 250 ms from 5 s before the last
 // one; full scans every 10 s, or every 1,000 times a slow full scan's duration.
 #include "scanner/scan_floors.h"
 
@@ -34,30 +34,34 @@ TEST(ScanFloorKeeper, NarrowScansStartJustBelowTheLastRefreshAndKeepTheOldestVes
   const auto t = Clock::now();
   keeper.observe(scan_at(db_now, db_now - milliseconds(5000)), keeper.next(t), t, milliseconds(2));
 
-  const auto narrow = keeper.next(t + milliseconds(500));
+  const auto narrow = keeper.next(t + ScanFloorKeeper::kWideEvery / 2);
   ASSERT_EQ(narrow.kind, Kind::kNarrow);
   EXPECT_EQ(*narrow.floors.requested_from, db_now - milliseconds(100));
   EXPECT_EQ(*narrow.floors.vested_from, db_now - milliseconds(5000));
 
   // A narrow scan is no refresh: its floors stay.
-  keeper.observe(scan_at(db_now + milliseconds(500), std::nullopt), narrow, t + milliseconds(500), milliseconds(1));
-  EXPECT_EQ(*keeper.next(t + milliseconds(900)).floors.requested_from, db_now - milliseconds(100));
+  keeper.observe(scan_at(db_now + ScanFloorKeeper::kWideEvery / 2, std::nullopt), narrow,
+                 t + ScanFloorKeeper::kWideEvery / 2, milliseconds(1));
+  EXPECT_EQ(*keeper.next(t + ScanFloorKeeper::kWideEvery - milliseconds(1)).floors.requested_from,
+            db_now - milliseconds(100));
 }
 
-TEST(ScanFloorKeeper, AWideRefreshEverySecondReachesFiveSecondsBackAndMovesTheFloorsOn) {
+TEST(ScanFloorKeeper, AWideRefreshEveryQuarterSecondReachesFiveSecondsBackAndMovesTheFloorsOn) {
+  EXPECT_EQ(ScanFloorKeeper::kWideEvery, milliseconds(250));
   ScanFloorKeeper keeper;
   const auto t = Clock::now();
   keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
+  EXPECT_EQ(keeper.next(t + milliseconds(249)).kind, Kind::kNarrow);
 
-  const auto wide = keeper.next(t + milliseconds(1000));
+  const auto wide = keeper.next(t + milliseconds(250));
   ASSERT_EQ(wide.kind, Kind::kWide);
   EXPECT_EQ(*wide.floors.requested_from, db_now - milliseconds(5000));
   EXPECT_EQ(*wide.floors.vested_from, db_now - milliseconds(5000)) << "nothing was vested: the margin alone";
 
-  keeper.observe(scan_at(db_now + milliseconds(1000), std::nullopt), wide, t + milliseconds(1000), milliseconds(1));
-  const auto after = keeper.next(t + milliseconds(1100));
+  keeper.observe(scan_at(db_now + milliseconds(250), std::nullopt), wide, t + milliseconds(250), milliseconds(1));
+  const auto after = keeper.next(t + milliseconds(300));
   EXPECT_EQ(after.kind, Kind::kNarrow);
-  EXPECT_EQ(*after.floors.requested_from, db_now + milliseconds(900));
+  EXPECT_EQ(*after.floors.requested_from, db_now + milliseconds(150));
 }
 
 TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {

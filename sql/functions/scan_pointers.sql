@@ -37,18 +37,14 @@ BEGIN
         RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
     ELSIF EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
         RETURN QUERY SELECT NULL::text, statement_timestamp(), pulled;
-    ELSIF next_vesting_within IS NULL THEN
-        RETURN QUERY SELECT NULL::text,
-            (SELECT min(p.vesting_time) FROM quick.pointers p WHERE p.vesting_time > statement_timestamp()), pulled;
-    ELSIF next_vesting_within > interval '0' THEN
-        -- Both bounds are index conditions (a separate branch: an OR with the NULL case would make
-        -- the upper one a filter in the generic plan, and the read unbounded again).
+    ELSE
+        -- Both bounds are index conditions: no bound is a bound past any vesting time the limits
+        -- allow (an OR with a NULL test would make the upper one a filter in the generic plan).
         RETURN QUERY SELECT NULL::text,
             (SELECT min(p.vesting_time) FROM quick.pointers p
               WHERE p.vesting_time > statement_timestamp()
-                AND p.vesting_time <= statement_timestamp() + next_vesting_within), pulled;
-    ELSE
-        RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
+                AND p.vesting_time <= statement_timestamp() + coalesce(next_vesting_within, interval '1000 years')),
+            pulled;
     END IF;
 END
 $$;

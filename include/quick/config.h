@@ -52,7 +52,8 @@ struct ScannerConfig {
   // Listen for wake-up notifications (channel quick_wakeup; docs/consumer.md#waking-up) on one more
   // connection per database. A new zone, or an item that vests before its parked zone's pointer,
   // notifies; so an idle Scanner sleeps until then, until the next pointer vests (its scans
-  // read when), or listening_poll_interval, whichever comes first, instead of polling. Off, or
+  // read when, within a horizon that doubles with each idle round: docs/consumer.md), or
+  // listening_poll_interval, whichever comes first, instead of polling. Off, or
   // while a listener connection is down, it polls every idle_poll_interval. Turn off where
   // LISTEN does not work (a pooler in transaction mode). Default true.
   bool listen_for_wakeups = true;

@@ -21,7 +21,8 @@ ScanFloorKeeper::Plan ScanFloorKeeper::next(Clock::time_point now) const {
 
 void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::time_point now,
                               Clock::duration duration) {
-  if (plan.kind == Kind::kNarrow) return;
+  last_was_narrow_ = plan.kind == Kind::kNarrow;
+  if (last_was_narrow_) return;
   last_refresh_ = Refresh{scan.database_now, scan.pointers.empty()
                                                  ? std::nullopt
                                                  : std::optional<DbTime>(scan.pointers.front().vesting_time)};
@@ -29,6 +30,11 @@ void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::
   if (plan.kind == Kind::kFull) {
     next_full_ = now + std::max<Clock::duration>(kFullEveryAtLeast, duration * kFullCostFactor);
   }
+}
+
+std::optional<ScanFloorKeeper::Clock::time_point> ScanFloorKeeper::wide_scan_due() const {
+  if (!last_was_narrow_) return std::nullopt;
+  return next_wide_;
 }
 
 }  // namespace quick::scanner

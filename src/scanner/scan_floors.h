@@ -18,8 +18,9 @@
 //           meanwhile waits for it: at 1% of the Scanner's time those jobs were the queue's p99
 //           under an old snapshot (docs/benchmarks.md#ten-minutes-held-after-zone-time).
 // A request or pointer written below a narrow floor (by a statement that began before the refresh
-// and committed after it) is read by the next wide scan, within 250 ms; below a wide floor (a
-// statement that ran over 5 s), by the next full one.
+// and committed after it) is read by the next wide scan, within 250 ms: an idle Scanner whose
+// last scan was narrow sleeps no longer than until that scan is due (idle_wait.h). Below a wide
+// floor (a statement that ran over 5 s), by the next full one.
 //
 // Thread safety: the Scanner thread only.
 #pragma once
@@ -46,6 +47,10 @@ class ScanFloorKeeper {
   // After a scan made as `plan` took `duration`: a wide or full one is the new refresh.
   void observe(const store::Scan& scan, const Plan& plan, Clock::time_point now, Clock::duration duration);
 
+  // After a narrow scan, when the next wide one is due: what landed below the narrow floor is
+  // read then, so an idle Scanner sleeps no longer (idle_wait.h). Unset after a wide or full scan.
+  std::optional<Clock::time_point> wide_scan_due() const;
+
   static constexpr std::chrono::milliseconds kNarrowMargin{100};
   static constexpr std::chrono::milliseconds kWideMargin{5000};
   static constexpr std::chrono::milliseconds kWideEvery{250};
@@ -62,6 +67,7 @@ class ScanFloorKeeper {
   std::optional<Refresh> last_refresh_;  // unset: before the first full scan
   Clock::time_point next_wide_{};
   Clock::time_point next_full_{};
+  bool last_was_narrow_ = false;
 };
 
 }  // namespace quick::scanner

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <numeric>
-#include <optional>
 #include <random>
 
 #include "core/database_session.h"
 #include "core/loop_errors.h"
 #include "scanner/consumer_membership.h"
 #include "scanner/dead_item_retention.h"
+#include "scanner/idle_wait.h"
 #include "scanner/in_order_election.h"
 #include "scanner/next_vesting_horizon.h"
 #include "scanner/pointer_selection.h"
@@ -36,12 +36,7 @@ struct ScannedDatabase {
   VestedSince others_vested_since;  // other consumers' vested pointers, for partition_grace
   ScanFloorKeeper scan_floors;      // where the next scan starts reading
   NextVestingHorizon horizon;       // how far ahead the next scan reads the next vesting time
-  // From the last scan: how long until work vests here that no notification will announce
-  // (unset: nothing within `looked_ahead`; zero or less: pull requests are left over), and
-  // whether vested pointers were left to their owners.
-  std::optional<std::chrono::microseconds> next_vesting_in;
-  std::chrono::milliseconds looked_ahead{0};  // the horizon the last scan read it within
-  bool saw_vested = false;                    // the peek returned vested pointers (taken, busy, or left to owners)
+  LastScan last_scan;               // what the last scan found, for the sleep after the round
 };
 
 // Whether a notification wakes the Scanner when work becomes due (else it polls).
@@ -160,13 +155,19 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   }
   db.others_vested_since.end_peek();
   core::add(core.counters.pointers_left_to_owners, candidates - eligible.size());
-  db.saw_vested = !peeked.empty();
-  db.horizon.observe(db.saw_vested);
-  db.looked_ahead = look_ahead;
-  db.next_vesting_in.reset();
+  // Its times count from when the statement was sent (scan_started): the database read them as
+  // of its start, a moment later, so the Scanner's deadlines fall at or before theirs.
+  LastScan& last = db.last_scan;
+  last.sent_at = scan_started;
+  last.saw_vested = !peeked.empty();
+  db.horizon.observe(last.saw_vested);
+  last.looked_ahead = look_ahead;
+  last.next_vesting_in.reset();
   if (scan.next_vesting) {
-    db.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting - scan.database_now);
+    last.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting -
+                                                                                 scan.database_now);
   }
+  last.wide_scan_due = db.scan_floors.wide_scan_due();
   const bool in_order = db.election.holds();
   if (in_order) core::add(core.counters.in_order_scans);
   const bool alone = db.membership.alone();
@@ -201,33 +202,14 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   return outcome;
 }
 
-// How long a round that selected nothing sleeps, unless woken. Listening on every database, and
-// no database showed vested pointers: until the earliest moment new work can vest unannounced,
-// the next parked pointer's vesting time, or, when none vests within the horizon the scan read
-// it in, the end of that horizon; at most longest_idle_wait. Pull requests left over (their
-// pointers were locked, e.g. by an open enqueue), and vested pointers this consumer left alone
-// (to their owners, or to other consumers' visits), are looked at again after
-// idle_poll_interval, as a poll would: the queue is busy, not idle. Not listening:
-// idle_poll_interval, every time (never more than a third of the leases, which only the Scanner
-// renews).
-std::chrono::milliseconds idle_wait(const ConsumerCore& core,
-                                    const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
-  using std::chrono::milliseconds;
-  const auto& scanner = core.config.scanner;
-  if (!listening(core)) return std::min(scanner.idle_poll_interval, longest_idle_wait(core));
-  auto wait = longest_idle_wait(core);
-  for (const auto& db : databases) {
-    if (db->saw_vested) wait = std::min(wait, scanner.idle_poll_interval);
-    if (!db->next_vesting_in) {
-      // Nothing vests within the horizon (a scan made while polling read none: idle_poll_interval).
-      wait = std::min(wait, std::max(db->looked_ahead, scanner.idle_poll_interval));
-    } else if (db->next_vesting_in->count() <= 0) {
-      wait = std::min(wait, scanner.idle_poll_interval);
-    } else {  // rounded up, so that the pointer has vested when the Scanner looks
-      wait = std::min(wait, std::chrono::ceil<milliseconds>(*db->next_vesting_in));
-    }
-  }
-  return wait;
+// The sleep of a round that selected nothing and was not busy (idle_wait.h).
+std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
+                                          const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
+  std::vector<const LastScan*> scans;
+  scans.reserve(databases.size());
+  for (const auto& db : databases) scans.push_back(&db->last_scan);
+  return idle_wait(IdleWaitBounds{core.config.scanner.idle_poll_interval, longest_idle_wait(core), listening(core)},
+                   scans, IdleClock::now());
 }
 
 }  // namespace
@@ -246,8 +228,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
                            scanner.partition_grace.count() > 0),
         DeadItemRetention(runtime->config.name),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{},
-        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), std::nullopt,
-        std::chrono::milliseconds(0), false}));
+        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), LastScan{}}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());
@@ -283,6 +264,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
           db.retry_delay.reset();
           if (!outcome.go_on && !outcome.peek_again) break;
         } catch (...) {
+          // What an older scan found no longer holds: until one succeeds, this database is polled.
+          db.last_scan.forget();
           core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session, db.retry_delay,
                                   core.stop_scanning);
           break;
@@ -297,7 +280,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       // is idle: sleep until woken (a notification, a visit's end) or new work can vest.
       const auto busy_wait = std::max(std::chrono::milliseconds(1),
                                       std::min(scanner.idle_poll_interval, scanner.in_order_lease_duration / 3) / 4);
-      core.wakeups.wait_for(wakeups_seen, all_busy ? busy_wait : idle_wait(core, databases));
+      core.wakeups.wait_for(wakeups_seen, all_busy ? busy_wait : round_idle_wait(core, databases));
     }
   }
   for (auto& db : databases) {

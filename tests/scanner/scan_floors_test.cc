@@ -64,6 +64,28 @@ TEST(ScanFloorKeeper, AWideRefreshEveryQuarterSecondReachesFiveSecondsBackAndMov
   EXPECT_EQ(*after.floors.requested_from, db_now + milliseconds(150));
 }
 
+// What lands below a narrow floor is read by the next wide scan: after a narrow scan the keeper
+// says when that is due, so that an idle Scanner does not sleep past it; after a refresh, nothing.
+TEST(ScanFloorKeeper, SaysWhenTheWideScanIsDueOnlyAfterANarrowScan) {
+  ScanFloorKeeper keeper;
+  const auto t = Clock::now();
+  EXPECT_FALSE(keeper.wide_scan_due()) << "before any scan";
+  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
+  EXPECT_FALSE(keeper.wide_scan_due()) << "after the full scan";
+
+  const auto narrow = keeper.next(t + milliseconds(10));
+  ASSERT_EQ(narrow.kind, Kind::kNarrow);
+  keeper.observe(scan_at(db_now + milliseconds(10), std::nullopt), narrow, t + milliseconds(10), milliseconds(1));
+  ASSERT_TRUE(keeper.wide_scan_due());
+  EXPECT_EQ(*keeper.wide_scan_due(), t + ScanFloorKeeper::kWideEvery);
+
+  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  ASSERT_EQ(wide.kind, Kind::kWide);
+  keeper.observe(scan_at(db_now + ScanFloorKeeper::kWideEvery, std::nullopt), wide, t + ScanFloorKeeper::kWideEvery,
+                 milliseconds(1));
+  EXPECT_FALSE(keeper.wide_scan_due()) << "after the wide scan";
+}
+
 TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
   ScanFloorKeeper quick_full;
   const auto t = Clock::now();

@@ -1,0 +1,38 @@
+#include "scanner/idle_wait.h"
+
+#include <algorithm>
+
+namespace quick::scanner {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Until `moment`, rounded up so that what vests then has vested when the Scanner looks.
+milliseconds until(IdleClock::time_point moment, IdleClock::time_point now) {
+  return std::max(milliseconds(1), std::chrono::ceil<milliseconds>(moment - now));
+}
+
+}  // namespace
+
+milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,
+                       IdleClock::time_point now) {
+  const milliseconds poll = std::max(milliseconds(1), std::min(bounds.idle_poll_interval, bounds.longest));
+  if (!bounds.listening) return poll;
+  milliseconds wait = std::max(milliseconds(1), bounds.longest);
+  for (const LastScan* scan : scans) {
+    if (scan->saw_vested) wait = std::min(wait, poll);
+    if (!scan->next_vesting_in) {
+      // Nothing vests within the horizon; a scan that did not read it (made while polling, or
+      // none yet) counts as a poll.
+      wait = std::min(wait, scan->looked_ahead.count() > 0 ? until(scan->sent_at + scan->looked_ahead, now) : poll);
+    } else if (scan->next_vesting_in->count() <= 0) {
+      wait = std::min(wait, poll);
+    } else {
+      wait = std::min(wait, until(scan->sent_at + *scan->next_vesting_in, now));
+    }
+    if (scan->wide_scan_due) wait = std::min(wait, until(*scan->wide_scan_due, now));
+  }
+  return wait;
+}
+
+}  // namespace quick::scanner

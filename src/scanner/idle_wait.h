@@ -1,0 +1,52 @@
+// How long a Scanner round that selected nothing sleeps, unless woken (docs/consumer.md#waking-up).
+//
+// Listening on every database, and no database showed vested pointers: until the earliest moment
+// new work can vest unannounced. For each database that is the next parked pointer's vesting
+// time or, when none vests within the horizon its last scan read within, the end of that horizon;
+// and, after a narrow scan, the next wide one, which reads what landed below the narrow floor
+// (scan_floors.h). At most the longest idle wait. Those moments count from when the database's
+// last scan was sent, not from the sleep: the rest of the round (other databases' scans, a
+// backoff, an error's retry delay) has used part of them already. Pull requests left over
+// (their pointers were locked, e.g. by an open enqueue), and vested pointers this consumer left
+// alone (to their owners, or to other consumers' visits), are looked at again after
+// idle_poll_interval, as a poll would: the queue is busy, not idle. Not listening:
+// idle_poll_interval, every time (never more than the longest idle wait).
+//
+// Thread safety: the Scanner thread only.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace quick::scanner {
+
+using IdleClock = std::chrono::steady_clock;
+
+// What a database's last scan found, for the sleep after it.
+struct LastScan {
+  IdleClock::time_point sent_at{};  // when its statement was sent: the times below count from then
+  bool saw_vested = false;          // its peek returned vested pointers (taken, busy, or left to owners)
+  // How long until work vests that no notification will announce: unset, nothing within
+  // `looked_ahead`; zero or less, pull requests are left over.
+  std::optional<std::chrono::microseconds> next_vesting_in;
+  // The horizon it read that within; zero: it did not read it. A peek that returned vested
+  // pointers skips the read, but then saw_vested has the Scanner poll anyway.
+  std::chrono::milliseconds looked_ahead{0};
+  std::optional<IdleClock::time_point> wide_scan_due;  // after a narrow scan: when the next wide one is due
+
+  // No scan to go by (before the first, or after one that failed): look again after idle_poll_interval.
+  void forget() { *this = LastScan{}; }
+};
+
+struct IdleWaitBounds {
+  std::chrono::milliseconds idle_poll_interval;
+  std::chrono::milliseconds longest;  // the longest idle wait while listening
+  bool listening;                     // a notification wakes the Scanner (else it polls)
+};
+
+// The sleep, at least 1 ms (a moment already past is looked at again at once, not in a busy loop).
+std::chrono::milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,
+                                    IdleClock::time_point now);
+
+}  // namespace quick::scanner

@@ -1,0 +1,103 @@
+// Unit tests (no database) for scanner::idle_wait: how long a Scanner round that selected nothing
+// sleeps. Its deadlines count from when each database's last scan was sent, so the rest of the
+// round (other databases, a backoff, an error's retry delay) never stretches a sleep past the
+// moment the scan's horizon or the next vesting time ended; a narrow scan's sleep ends when the
+// next wide scan is due; busy databases and left-over pull requests are polled; not listening,
+// the Scanner polls.
+#include "scanner/idle_wait.h"
+
+#include <gtest/gtest.h>
+
+namespace quick::scanner {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+const IdleWaitBounds kListening{milliseconds(20), milliseconds(1000), true};
+const IdleWaitBounds kPolling{milliseconds(20), milliseconds(1000), false};
+
+// A scan sent at `sent_at` that found nothing vested and nothing vesting within `horizon`.
+LastScan idle_scan(IdleClock::time_point sent_at, milliseconds horizon) {
+  LastScan scan;
+  scan.sent_at = sent_at;
+  scan.looked_ahead = horizon;
+  return scan;
+}
+
+TEST(IdleWait, SleepsToTheEndOfTheHorizonTheScanReadWithin) {
+  const auto t = IdleClock::now();
+  const LastScan scan = idle_scan(t, milliseconds(640));
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t), milliseconds(640));
+}
+
+TEST(IdleWait, CountsFromWhenTheScanWasSentNotFromTheSleep) {
+  const auto t = IdleClock::now();
+  const LastScan scan = idle_scan(t, milliseconds(1000));
+  // The rest of the round took 900 ms (say another database failed and its retry delay ran).
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t + milliseconds(900)), milliseconds(100));
+}
+
+TEST(IdleWait, AHorizonAlreadyPastIsLookedAtAgainAtOnce) {
+  const auto t = IdleClock::now();
+  const LastScan scan = idle_scan(t, milliseconds(40));
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t + milliseconds(2000)), milliseconds(1));
+}
+
+TEST(IdleWait, SleepsUntilTheNextPointerVestsRoundedUpFromTheScan) {
+  const auto t = IdleClock::now();
+  LastScan scan = idle_scan(t, milliseconds(1000));
+  scan.next_vesting_in = microseconds(300500);
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t), milliseconds(301));
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t + milliseconds(200)), milliseconds(101));
+}
+
+TEST(IdleWait, LeftOverPullRequestsAndVestedPointersArePolled) {
+  const auto t = IdleClock::now();
+  LastScan leftover = idle_scan(t, milliseconds(1000));
+  leftover.next_vesting_in = microseconds(0);
+  EXPECT_EQ(idle_wait(kListening, {&leftover}, t), milliseconds(20));
+
+  LastScan vested = idle_scan(t, milliseconds(20));
+  vested.saw_vested = true;
+  EXPECT_EQ(idle_wait(kListening, {&vested}, t), milliseconds(20));
+}
+
+TEST(IdleWait, AfterANarrowScanWakesWhenTheWideScanIsDue) {
+  const auto t = IdleClock::now();
+  LastScan scan = idle_scan(t, milliseconds(1000));
+  scan.wide_scan_due = t + milliseconds(250);
+  EXPECT_EQ(idle_wait(kListening, {&scan}, t + milliseconds(10)), milliseconds(240));
+}
+
+TEST(IdleWait, AScanThatDidNotReadTheNextVestingTimeOrAForgottenOneIsPolled) {
+  const auto t = IdleClock::now();
+  const LastScan made_while_polling = idle_scan(t, milliseconds(0));
+  EXPECT_EQ(idle_wait(kListening, {&made_while_polling}, t), milliseconds(20));
+
+  LastScan failed = idle_scan(t, milliseconds(1000));
+  failed.next_vesting_in = microseconds(900000);
+  failed.forget();
+  EXPECT_EQ(idle_wait(kListening, {&failed}, t), milliseconds(20));
+}
+
+TEST(IdleWait, TheEarliestDatabaseDecidesAndTheLongestWaitCapsIt) {
+  const auto t = IdleClock::now();
+  const LastScan late = idle_scan(t, milliseconds(1000));
+  LastScan soon = idle_scan(t + milliseconds(50), milliseconds(1000));
+  soon.next_vesting_in = microseconds(70000);
+  EXPECT_EQ(idle_wait(kListening, {&late, &soon}, t + milliseconds(60)), milliseconds(60));
+
+  const LastScan far = idle_scan(t, milliseconds(5000));
+  EXPECT_EQ(idle_wait(kListening, {&far}, t), milliseconds(1000));
+}
+
+TEST(IdleWait, NotListeningItPolls) {
+  const auto t = IdleClock::now();
+  const LastScan scan = idle_scan(t, milliseconds(1000));
+  EXPECT_EQ(idle_wait(kPolling, {&scan}, t), milliseconds(20));
+  EXPECT_EQ(idle_wait(IdleWaitBounds{milliseconds(20), milliseconds(5), false}, {&scan}, t), milliseconds(5));
+}
+
+}  // namespace
+}  // namespace quick::scanner

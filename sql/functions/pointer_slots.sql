@@ -22,28 +22,34 @@ CREATE OR REPLACE FUNCTION quick.claim_pointer_slot()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    slot_version tid;
 BEGIN
-    INSERT INTO quick.pointer_slots (tenant) VALUES (NEW.tenant) ON CONFLICT (tenant) DO NOTHING;
-    IF FOUND THEN
-        RETURN NEW;
-    END IF;
-    -- The slot is taken, by a committed transaction (ON CONFLICT waited for one in progress).
-    -- Its pointer was created with it, so a new statement sees the pointer (under READ
-    -- COMMITTED; under REPEATABLE READ the snapshot saw the slot, hence the pointer), or sees it
-    -- being deleted, not yet committed: the caller then waits on it, as on any pointer.
-    IF EXISTS (SELECT 1 FROM quick.pointers p
-                WHERE p.tenant >= NEW.tenant AND p.tenant <= NEW.tenant  -- newest version first
-                ORDER BY p.tenant DESC LIMIT 1) THEN
-        RETURN NULL;  -- the tenant has a pointer: insert nothing
-    END IF;
-    -- No pointer: a stale slot, or one a collection freed since the insert above (the delete
-    -- then finds nothing). Either way the slot is claimed again, with the same rule.
-    DELETE FROM quick.pointer_slots s WHERE s.tenant = NEW.tenant;
-    INSERT INTO quick.pointer_slots (tenant) VALUES (NEW.tenant) ON CONFLICT (tenant) DO NOTHING;
-    IF FOUND THEN
-        RETURN NEW;
-    END IF;
-    RETURN NULL;  -- another creator took it over first: its pointer stands
+    LOOP
+        INSERT INTO quick.pointer_slots (tenant) VALUES (NEW.tenant) ON CONFLICT (tenant) DO NOTHING;
+        IF FOUND THEN
+            RETURN NEW;
+        END IF;
+        -- The slot is taken, by a committed transaction (ON CONFLICT waited for one in
+        -- progress). It is locked first, so that no other creator can take it over while this
+        -- one decides: deciding on one slot and deleting another (a slot a concurrent takeover
+        -- put in its place) would leave the tenant two pointers. Freed meanwhile (a collection,
+        -- or a takeover that committed): claim again.
+        SELECT s.ctid INTO slot_version FROM quick.pointer_slots s WHERE s.tenant = NEW.tenant FOR UPDATE;
+        CONTINUE WHEN NOT FOUND;
+        -- The slot's pointer was created with it, so a new statement sees the pointer (under
+        -- READ COMMITTED; under REPEATABLE READ the snapshot saw the slot, hence the pointer), or
+        -- sees it being deleted, not yet committed: the caller then waits on it, as on any
+        -- pointer.
+        IF EXISTS (SELECT 1 FROM quick.pointers p
+                    WHERE p.tenant >= NEW.tenant AND p.tenant <= NEW.tenant  -- newest version first
+                    ORDER BY p.tenant DESC LIMIT 1) THEN
+            RETURN NULL;  -- the tenant has a pointer: insert nothing
+        END IF;
+        -- No pointer: a stale slot (its pointer deleted while the triggers did not fire). The
+        -- slot locked above, and only that one, is taken over.
+        DELETE FROM quick.pointer_slots s WHERE s.ctid = slot_version;
+    END LOOP;
 END
 $$;
 REVOKE ALL ON FUNCTION quick.claim_pointer_slot() FROM PUBLIC;

@@ -134,6 +134,30 @@ TEST_F(PointerSlotsTest, ASlotWhosePointerIsGoneIsTakenOverByTheNextInsert) {
   EXPECT_EQ(mismatches(), 0);
 }
 
+// Two creators meeting one stale slot: the takeover locks the slot it decided on and deletes that
+// one only, so a second creator waits for it instead of taking over the slot the first put in its
+// place (which would leave the tenant two pointers), and then finds the first one's pointer.
+TEST_F(PointerSlotsTest, ASecondCreatorWaitsForATakeoverInProgressAndThenUsesItsPointer) {
+  query("SELECT quick.enqueue('t', 'job')");
+  query("ALTER TABLE quick.pointers DISABLE TRIGGER free_pointer_slot");
+  query("DELETE FROM quick.pointers WHERE tenant = 't'");
+  query("ALTER TABLE quick.pointers ENABLE TRIGGER free_pointer_slot");
+  query("DELETE FROM quick.items WHERE tenant = 't'");
+  ASSERT_EQ(count("quick.pointer_slots", "t"), 1) << "the slot was left behind";
+
+  auto first = session();
+  auto second = session();
+  ASSERT_EQ(run(*first, "BEGIN").sqlstate, "");
+  ASSERT_EQ(run(*first, "SELECT quick.enqueue('t', 'first')").sqlstate, "") << "the takeover";
+  EXPECT_EQ(run(*second, "SELECT quick.enqueue('t', 'second')").sqlstate, "55P03") << "waits for the takeover";
+  ASSERT_EQ(run(*first, "COMMIT").sqlstate, "");
+  EXPECT_EQ(run(*second, "SELECT quick.enqueue('t', 'second')").sqlstate, "");
+
+  EXPECT_EQ(count("quick.pointers", "t"), 1);
+  EXPECT_EQ(count("quick.items", "t"), 2);
+  EXPECT_EQ(mismatches(), 0);
+}
+
 TEST_F(PointerSlotsTest, APointerNeverChangesTenant) {
   query(insert_pointer("a"));
   EXPECT_THROW(query("UPDATE quick.pointers SET tenant = 'b' WHERE tenant = 'a'"), pqxx::sql_error);

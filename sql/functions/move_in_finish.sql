@@ -1,7 +1,12 @@
 -- A tenant move, at its destination: the last statement of the move's transaction there. Gives
 -- the zone its pointer after its items are in (as the paper's user-move does), vesting with the
--- zone's earliest item (an existing pointer is pulled in, never pushed back), and carries over a
--- pause. Returns the number of the tenant's items here.
+-- zone's earliest item, or now if that vested before (an existing pointer is pulled in, never
+-- pushed back), and carries over a pause. Returns the number of the tenant's items here.
+--
+-- Never a vesting time before this statement's start: the moved items keep their vesting times,
+-- which can lie hours back, and the Scanner reads pointers from floors near now
+-- (docs/consumer.md#scanning-from-a-floor); a pointer written below them would wait for the next
+-- full scan. resume_tenant.sql does the same for a pointer that vested while its tenant was paused.
 CREATE OR REPLACE FUNCTION quick.move_in_finish(tenant text, paused boolean, pause_reason text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -14,7 +19,8 @@ DECLARE
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_finish');
     PERFORM quick.check_not_null(paused IS NULL, 'paused', 'quick.move_in_finish');
-    SELECT min(i.vesting_time), count(*) INTO first_vesting, item_count FROM quick.items i WHERE i.tenant = tenant;
+    SELECT greatest(min(i.vesting_time), statement_timestamp()), count(*) INTO first_vesting, item_count
+      FROM quick.items i WHERE i.tenant = tenant;
     IF item_count > 0 THEN
         -- The existing pointer, locked so that no collection deletes it before this commits (the
         -- moved-in items are not visible to a collection yet), is pulled in; else a new one is

@@ -17,10 +17,11 @@
 //           Scanner's time. While a full scan runs the Scanner selects nothing, so what vests
 //           meanwhile waits for it: at 1% of the Scanner's time those jobs were the queue's p99
 //           under an old snapshot (docs/benchmarks.md#ten-minutes-held-after-zone-time).
-// A request or pointer written below a narrow floor (by a statement that began before the refresh
-// and committed after it) is read by the next wide scan, within 250 ms: an idle Scanner whose
-// last scan was narrow sleeps no longer than until that scan is due (idle_wait.h). Below a wide
-// floor (a statement that ran over 5 s), by the next full one.
+// A request or pointer written below a narrow floor (its transaction committed after the refresh,
+// its writing statement began before) is read by the next wide scan, within 250 ms: an idle
+// Scanner whose last scan was narrow sleeps no longer than until that scan is due (idle_wait.h).
+// Below a wide floor (its transaction committed more than 5 s after the writing statement
+// began: an application's long transaction that enqueued early), by the next full one.
 //
 // Thread safety: the Scanner thread only.
 #pragma once

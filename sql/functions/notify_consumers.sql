@@ -15,6 +15,13 @@
 -- triggers (a new pointer, a pull request) and the fast paths' pulls in the caller's transaction.
 -- Anyone may send this notification (Postgres has no privilege for NOTIFY): it costs a Scanner
 -- one scan.
+--
+-- One notification per transaction, its payload the start of the statement that sent it (the
+-- transaction's first, so its earliest), in microseconds since the epoch. What the transaction
+-- wrote carries that statement's start time or a later one, and becomes visible only when it
+-- commits, which is when Postgres delivers the notification: a transaction that ran longer than
+-- the margin below the Scanner's wide floor would otherwise wait for its next full scan; the
+-- Scanner's next wide scan reaches back to the payload instead (src/scanner/scan_floors.h).
 CREATE OR REPLACE FUNCTION quick.notify_consumers()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -26,8 +33,10 @@ BEGIN
         RETURN;
     ELSIF mode = 'after_commit' THEN
         PERFORM pg_catalog.set_config('quick.wakeup_due', 'on', true);
-    ELSE
-        PERFORM pg_catalog.pg_notify('quick_wakeup', '');
+    ELSIF pg_catalog.current_setting('quick.wakeup_sent', true) IS DISTINCT FROM 'on' THEN
+        PERFORM pg_catalog.set_config('quick.wakeup_sent', 'on', true);
+        PERFORM pg_catalog.pg_notify('quick_wakeup',
+                                     (EXTRACT(epoch FROM pg_catalog.statement_timestamp()) * 1000000)::bigint::text);
     END IF;
 END
 $$;

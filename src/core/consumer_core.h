@@ -10,9 +10,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +56,21 @@ struct DatabaseRuntime {
   // The Scanner has completed a scan of this database since start (Consumer::wait_until_ready).
   std::atomic<bool> scanned{false};
 
+  // The earliest start of a committed transaction's first notifying statement that wake-up
+  // notifications reported since the Scanner last took it (microseconds since the epoch, by the
+  // database's clock): the wake-up listener notes it, the Scanner's next wide scan reaches back to
+  // it (scanner/scan_floors.h).
+  void note_write_started(std::int64_t epoch_us) {
+    std::int64_t seen = earliest_write_started_us_.load();
+    while (epoch_us < seen && !earliest_write_started_us_.compare_exchange_weak(seen, epoch_us)) {
+    }
+  }
+  std::optional<std::int64_t> take_write_started() {
+    const std::int64_t seen = earliest_write_started_us_.exchange(kNoWriteStarted);
+    if (seen == kNoWriteStarted) return std::nullopt;
+    return seen;
+  }
+
   // Tenants the Scanner handed to Managers whose pointers are not settled yet: the Scanner leaves
   // them out of its selections (Algorithm 1, line 7).
   void mark_in_progress(const std::vector<std::string>& tenants);
@@ -66,6 +84,8 @@ struct DatabaseRuntime {
   ZoneActivity activity(const std::string& tenant) const;  // one lock per peeked pointer
 
  private:
+  static constexpr std::int64_t kNoWriteStarted = std::numeric_limits<std::int64_t>::max();
+  std::atomic<std::int64_t> earliest_write_started_us_{kNoWriteStarted};
   mutable std::mutex in_progress_mutex_;
   std::set<std::string> in_progress_;         // guarded by in_progress_mutex_
   std::set<std::string> settled_since_peek_;  // guarded by in_progress_mutex_

@@ -15,7 +15,14 @@ store::ScanFloors ScanFloorKeeper::floors_below(const Refresh& refresh, std::chr
 
 ScanFloorKeeper::Plan ScanFloorKeeper::next(Clock::time_point now) const {
   if (!last_refresh_ || now >= next_full_) return Plan{Kind::kFull, {}};
-  if (now >= next_wide_) return Plan{Kind::kWide, floors_below(*last_refresh_, kWideMargin)};
+  if (now >= next_wide_) {
+    Plan wide{Kind::kWide, floors_below(*last_refresh_, kWideMargin)};
+    if (late_commit_) {  // below the margin, else not noted
+      wide.floors.requested_from = std::min(*wide.floors.requested_from, *late_commit_ - kNarrowMargin);
+      wide.floors.vested_from = std::min(*wide.floors.vested_from, *late_commit_ - kNarrowMargin);
+    }
+    return wide;
+  }
   return Plan{Kind::kNarrow, floors_below(*last_refresh_, kNarrowMargin)};
 }
 
@@ -23,6 +30,7 @@ void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::
                               Clock::duration duration) {
   last_was_narrow_ = plan.kind == Kind::kNarrow;
   if (last_was_narrow_) return;
+  late_commit_.reset();  // a wide scan reached back to it (next() saw it), a full one reads everything
   last_refresh_ = Refresh{scan.database_now, scan.pointers.empty()
                                                  ? std::nullopt
                                                  : std::optional<DbTime>(scan.pointers.front().vesting_time)};
@@ -32,8 +40,17 @@ void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::
   }
 }
 
+void ScanFloorKeeper::note_late_commit(DbTime started) {
+  if (!last_refresh_) return;  // the first scan is a full one
+  const DbTime wide_floor = last_refresh_->database_now - kWideMargin;
+  if (started >= wide_floor) return;  // the next wide scan reads it anyway
+  const DbTime reach = last_refresh_->database_now - kLateCommitReach;
+  const DbTime from = std::max(started, reach);
+  late_commit_ = late_commit_ ? std::min(*late_commit_, from) : from;
+}
+
 std::optional<ScanFloorKeeper::Clock::time_point> ScanFloorKeeper::wide_scan_due() const {
-  if (!last_was_narrow_) return std::nullopt;
+  if (!last_was_narrow_ && !late_commit_) return std::nullopt;
   return next_wide_;
 }
 

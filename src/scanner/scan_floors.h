@@ -21,7 +21,8 @@
 // its writing statement began before) is read by the next wide scan, within 250 ms: an idle
 // Scanner whose last scan was narrow sleeps no longer than until that scan is due (idle_wait.h).
 // Below a wide floor (its transaction committed more than 5 s after the writing statement
-// began: an application's long transaction that enqueued early), by the next full one.
+// began: an application's long transaction that enqueued early), by the next wide scan after its
+// wake-up notification arrives (note_late_commit), else by the next full one.
 //
 // Thread safety: the Scanner thread only.
 #pragma once
@@ -48,8 +49,17 @@ class ScanFloorKeeper {
   // After a scan made as `plan` took `duration`: a wide or full one is the new refresh.
   void observe(const store::Scan& scan, const Plan& plan, Clock::time_point now, Clock::duration duration);
 
-  // After a narrow scan, when the next wide one is due: what landed below the narrow floor is
-  // read then, so an idle Scanner sleeps no longer (idle_wait.h). Unset after a wide or full scan.
+  // A wake-up notification said that a transaction whose first notifying statement began at
+  // `started` has committed (sql/functions/notify_consumers.sql). When that lies below the next
+  // wide scan's floor (a transaction that ran over kWideMargin), that scan reaches back to it, so
+  // what it wrote is read within kWideEvery of its commit, not at the next full scan. Reaching
+  // back at most kLateCommitReach: anyone may send the notification, and a scan from further
+  // back costs as much as a full one while a snapshot holds vacuum back.
+  void note_late_commit(DbTime started);
+
+  // After a narrow scan, or with a late commit noted, when the next wide scan is due: what landed
+  // below the narrow floor is read then, so an idle Scanner sleeps no longer (idle_wait.h). Unset
+  // after a wide or full scan.
   std::optional<Clock::time_point> wide_scan_due() const;
 
   static constexpr std::chrono::milliseconds kNarrowMargin{100};
@@ -57,6 +67,7 @@ class ScanFloorKeeper {
   static constexpr std::chrono::milliseconds kWideEvery{250};
   static constexpr std::chrono::milliseconds kFullEveryAtLeast{10000};
   static constexpr int kFullCostFactor = 1000;
+  static constexpr std::chrono::minutes kLateCommitReach{10};
 
  private:
   struct Refresh {
@@ -69,6 +80,7 @@ class ScanFloorKeeper {
   Clock::time_point next_wide_{};
   Clock::time_point next_full_{};
   bool last_was_narrow_ = false;
+  std::optional<DbTime> late_commit_;  // the earliest start noted since the last refresh
 };
 
 }  // namespace quick::scanner

@@ -114,6 +114,9 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   pqxx::nontransaction statement(conn);
   db.runtime->begin_peek();
   const auto scan_started = ScanFloorKeeper::Clock::now();
+  if (const auto started_us = db.runtime->take_write_started()) {
+    db.scan_floors.note_late_commit(DbTime(std::chrono::microseconds(*started_us)));
+  }
   const ScanFloorKeeper::Plan plan = db.scan_floors.next(scan_started);
   // Polling, the Scanner does not use the next vesting time: it looks again after idle_poll_interval.
   const std::chrono::milliseconds look_ahead = listening(core) ? db.horizon.next() : std::chrono::milliseconds(0);

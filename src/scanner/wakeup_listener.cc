@@ -3,7 +3,9 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 #include "core/database_session.h"
@@ -18,12 +20,25 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kChannel = "quick_wakeup";
 
 // libpqxx 6.4 delivers notifications to receivers from get_notifs(); a receiver LISTENs when it
-// is constructed and must be destroyed before its connection.
+// is constructed and must be destroyed before its connection. A payload, when there is one, is
+// the start of the committed transaction's first notifying statement in microseconds since the
+// epoch (sql/functions/notify_consumers.sql): noted for the Scanner's next wide scan. Anything
+// else (the one-call enqueues' bare NOTIFY, or anyone's) only wakes the Scanner.
 class WakeupReceiver final : public pqxx::notification_receiver {
  public:
-  explicit WakeupReceiver(pqxx::connection_base& conn) : pqxx::notification_receiver(conn, kChannel) {}
-  void operator()(const std::string& /*payload*/, int /*backend_pid*/) override { ++received; }
+  WakeupReceiver(pqxx::connection_base& conn, core::DatabaseRuntime& runtime)
+      : pqxx::notification_receiver(conn, kChannel), runtime_(runtime) {}
+  void operator()(const std::string& payload, int /*backend_pid*/) override {
+    ++received;
+    std::int64_t epoch_us = 0;
+    const char* end = payload.data() + payload.size();
+    const auto parsed = std::from_chars(payload.data(), end, epoch_us);
+    if (!payload.empty() && parsed.ec == std::errc() && parsed.ptr == end) runtime_.note_write_started(epoch_us);
+  }
   int received = 0;
+
+ private:
+  core::DatabaseRuntime& runtime_;
 };
 
 struct ListenedDatabase {
@@ -51,7 +66,7 @@ void stop_listening(core::ConsumerCore& core, ListenedDatabase& db) {
 bool start_listening(core::ConsumerCore& core, ListenedDatabase& db, spdlog::logger& log) {
   try {
     pqxx::connection& conn = db.session.connection();
-    db.receiver = std::make_unique<WakeupReceiver>(conn);
+    db.receiver = std::make_unique<WakeupReceiver>(conn, *db.runtime);
     db.conn = &conn;
     core.databases_listening.fetch_add(1);
     db.retry_delay.reset();

@@ -105,6 +105,36 @@ TEST_F(WakeUpTest, ADelayedItemRunsWhenItVestsWithoutPolling) {
   consumer.stop();
 }
 
+// An application's transaction that enqueues into a new zone and commits more than 5 s later:
+// its pointer vests at its enqueue statement's start, which by then lies below the Scanner's
+// wide floor (the last refresh less 5 s; refreshes every 250 ms, as the Scanner looks every
+// 100 ms here). Its notification, delivered at the commit, carries that start, and the next wide
+// scan reaches back to it: the item runs at once, not at the next full scan (10 s after the
+// consumer started, 3.5 s after this commit).
+TEST_F(WakeUpTest, AnItemEnqueuedEarlyInALongTransactionRunsWhenItCommits) {
+  ConsumerConfig config = sleepy_config("long_transaction");
+  config.scanner.idle_poll_interval = milliseconds(20);  // refreshes go on meanwhile
+  config.scanner.listening_poll_interval = milliseconds(100);
+  Consumer consumer(config);
+  std::atomic<int> runs{0};
+  start_counting(consumer, runs);
+  wait_until_asleep(consumer, "long_transaction");
+
+  auto conn = connect();
+  pqxx::work txn(*conn);
+  NewItem item;
+  item.tenant = "late_committer";
+  item.job_type = "job";
+  enqueue_in(txn, item);
+  std::this_thread::sleep_for(seconds(6));
+  EXPECT_EQ(runs.load(), 0) << "not visible before the commit";
+  txn.commit();
+  const auto committed = Clock::now();
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(10)));
+  EXPECT_LT(testing::seconds_since(committed), 2.0) << "found by a wide scan reaching back, not the next full scan";
+  consumer.stop();
+}
+
 TEST_F(WakeUpTest, ALostListenerFallsBackToPollingAndListensAgain) {
   ConsumerConfig config = sleepy_config("relisten");
   config.scanner.idle_poll_interval = milliseconds(50);  // the fallback while not listening

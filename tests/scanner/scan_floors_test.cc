@@ -86,6 +86,42 @@ TEST(ScanFloorKeeper, SaysWhenTheWideScanIsDueOnlyAfterANarrowScan) {
   EXPECT_FALSE(keeper.wide_scan_due()) << "after the wide scan";
 }
 
+// A wake-up notification reported a transaction whose first notifying statement began below the
+// next wide scan's floor: that scan reaches back to it (less the narrow margin), once, and no
+// further back than kLateCommitReach; one within the wide window changes nothing.
+TEST(ScanFloorKeeper, AWideScanReachesBackToALateCommitOnce) {
+  ScanFloorKeeper keeper;
+  const auto t = Clock::now();
+  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
+
+  keeper.note_late_commit(db_now - milliseconds(4000));  // within the wide window
+  EXPECT_FALSE(keeper.wide_scan_due()) << "the next wide scan reads it anyway";
+
+  keeper.note_late_commit(db_now - milliseconds(8000));
+  keeper.note_late_commit(db_now - milliseconds(7000));
+  ASSERT_TRUE(keeper.wide_scan_due()) << "an idle Scanner wakes for the wide scan";
+  EXPECT_EQ(*keeper.wide_scan_due(), t + ScanFloorKeeper::kWideEvery);
+  EXPECT_EQ(keeper.next(t + milliseconds(10)).kind, Kind::kNarrow) << "not before the wide scan is due";
+
+  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  ASSERT_EQ(wide.kind, Kind::kWide);
+  EXPECT_EQ(*wide.floors.requested_from, db_now - milliseconds(8100)) << "the earliest, less the narrow margin";
+  EXPECT_EQ(*wide.floors.vested_from, db_now - milliseconds(8100));
+  keeper.observe(scan_at(db_now + ScanFloorKeeper::kWideEvery, std::nullopt), wide, t + ScanFloorKeeper::kWideEvery,
+                 milliseconds(1));
+  EXPECT_FALSE(keeper.wide_scan_due());
+  const auto next_wide = keeper.next(t + 2 * ScanFloorKeeper::kWideEvery);
+  ASSERT_EQ(next_wide.kind, Kind::kWide);
+  EXPECT_EQ(*next_wide.floors.requested_from, db_now + ScanFloorKeeper::kWideEvery - milliseconds(5000))
+      << "once: the next wide scan has its usual floor";
+
+  keeper.note_late_commit(db_now - std::chrono::hours(5));
+  const auto far = keeper.next(t + 2 * ScanFloorKeeper::kWideEvery);
+  EXPECT_EQ(*far.floors.requested_from,
+            db_now + ScanFloorKeeper::kWideEvery - ScanFloorKeeper::kLateCommitReach - milliseconds(100))
+      << "no further back than kLateCommitReach";
+}
+
 TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
   ScanFloorKeeper quick_full;
   const auto t = Clock::now();

@@ -33,8 +33,9 @@ BEGIN
         RETURN;
     ELSIF mode = 'after_commit' THEN
         PERFORM pg_catalog.set_config('quick.wakeup_due', 'on', true);
-    ELSIF pg_catalog.current_setting('quick.wakeup_sent', true) IS DISTINCT FROM 'on' THEN
-        PERFORM pg_catalog.set_config('quick.wakeup_sent', 'on', true);
+    ELSIF pg_catalog.current_setting('quick.wakeup_sent', true) IS DISTINCT FROM pg_catalog.pg_current_xact_id()::text THEN
+        -- The transaction's id, not 'on': a session-wide SET of the name cannot mute a session.
+        PERFORM pg_catalog.set_config('quick.wakeup_sent', pg_catalog.pg_current_xact_id()::text, true);
         PERFORM pg_catalog.pg_notify('quick_wakeup',
                                      (EXTRACT(epoch FROM pg_catalog.statement_timestamp()) * 1000000)::bigint::text);
     END IF;

@@ -31,23 +31,28 @@ BEGIN
             RETURN NEW;
         END IF;
         -- The slot is taken, by a committed transaction (ON CONFLICT waited for one in
-        -- progress). It is locked first, so that no other creator can take it over while this
-        -- one decides: deciding on one slot and deleting another (a slot a concurrent takeover
-        -- put in its place) would leave the tenant two pointers. Freed meanwhile (a collection,
-        -- or a takeover that committed): claim again.
-        SELECT s.ctid INTO slot_version FROM quick.pointer_slots s WHERE s.tenant = NEW.tenant FOR UPDATE;
-        CONTINUE WHEN NOT FOUND;
-        -- The slot's pointer was created with it, so a new statement sees the pointer (under
+        -- progress). Its pointer was created with it, so a new statement sees the pointer (under
         -- READ COMMITTED; under REPEATABLE READ the snapshot saw the slot, hence the pointer), or
         -- sees it being deleted, not yet committed: the caller then waits on it, as on any
-        -- pointer.
+        -- pointer. The common case, and no lock taken.
         IF EXISTS (SELECT 1 FROM quick.pointers p
                     WHERE p.tenant >= NEW.tenant AND p.tenant <= NEW.tenant  -- newest version first
                     ORDER BY p.tenant DESC LIMIT 1) THEN
             RETURN NULL;  -- the tenant has a pointer: insert nothing
         END IF;
-        -- No pointer: a stale slot (its pointer deleted while the triggers did not fire). The
-        -- slot locked above, and only that one, is taken over.
+        -- No pointer: a stale slot (its pointer deleted while the triggers did not fire), or one
+        -- freed or taken over since. The slot there is now is locked, so that no other creator
+        -- takes it over while this one decides (deciding on one slot and deleting another, one a
+        -- concurrent takeover put in its place, would leave the tenant two pointers), and looked
+        -- at again. Freed meanwhile: claim again.
+        SELECT s.ctid INTO slot_version FROM quick.pointer_slots s WHERE s.tenant = NEW.tenant FOR UPDATE;
+        CONTINUE WHEN NOT FOUND;
+        IF EXISTS (SELECT 1 FROM quick.pointers p
+                    WHERE p.tenant >= NEW.tenant AND p.tenant <= NEW.tenant
+                    ORDER BY p.tenant DESC LIMIT 1) THEN
+            RETURN NULL;  -- a concurrent takeover's pointer, committed with the slot just locked
+        END IF;
+        -- Stale, and locked: that slot, and only that one, is taken over.
         DELETE FROM quick.pointer_slots s WHERE s.ctid = slot_version;
     END LOOP;
 END

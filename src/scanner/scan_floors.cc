@@ -30,7 +30,11 @@ void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::
                               Clock::duration duration) {
   last_was_narrow_ = plan.kind == Kind::kNarrow;
   if (last_was_narrow_) return;
-  late_commit_.reset();  // a wide scan reached back to it (next() saw it), a full one reads everything
+  // A wide scan reached back to it (next() saw it), a full one read everything; unless the wide
+  // scan left pull requests it could not apply (their pointers locked): then the next wide scan
+  // reaches back again, since narrow ones would not.
+  const bool left_over = scan.next_vesting && *scan.next_vesting <= scan.database_now;
+  if (plan.kind == Kind::kFull || !left_over) late_commit_.reset();
   last_refresh_ = Refresh{scan.database_now, scan.pointers.empty()
                                                  ? std::nullopt
                                                  : std::optional<DbTime>(scan.pointers.front().vesting_time)};

@@ -33,8 +33,13 @@ class WakeupReceiver final : public pqxx::notification_receiver {
     std::int64_t epoch_us = 0;
     const char* end = payload.data() + payload.size();
     const auto parsed = std::from_chars(payload.data(), end, epoch_us);
-    if (!payload.empty() && parsed.ec == std::errc() && parsed.ptr == end) runtime_.note_write_started(epoch_us);
+    if (!payload.empty() && parsed.ec == std::errc() && parsed.ptr == end && epoch_us > 0 &&
+        epoch_us < kLatestPlausibleUs) {
+      runtime_.note_write_started(epoch_us);
+    }
   }
+  // 2100-01-01: anyone may send a payload, and a time far beyond would overflow DbTime's nanoseconds.
+  static constexpr std::int64_t kLatestPlausibleUs = 4102444800LL * 1000000;
   int received = 0;
 
  private:

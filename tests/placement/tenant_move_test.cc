@@ -113,6 +113,18 @@ TEST_F(TenantMoveTest, EveryItemArrivesWithWhatItHadAndTheSourceIsEmptyAndFenced
   EXPECT_EQ(orphaned_zones("one") + orphaned_zones("two"), 0);
 }
 
+// A zone whose earliest item vests later than the move: its pointer vests with that item, not now.
+TEST_F(TenantMoveTest, AZoneThatVestsLaterKeepsItsEarliestItemsTime) {
+  auto later = make_item("dawn", "report", R"({"n": 1})");
+  later.vesting_delay = std::chrono::hours(1);
+  enqueue_at("one", later);
+  move_tenant(config_, "dawn", "two");
+  EXPECT_EQ(value_in("two",
+                     "SELECT count(*) FROM quick.pointers p WHERE p.tenant = 'dawn' AND p.vesting_time = "
+                     "(SELECT min(vesting_time) FROM quick.items WHERE tenant = 'dawn') AND p.vesting_time > now()"),
+            1);
+}
+
 TEST_F(TenantMoveTest, EveryEnqueuePathAtTheOldDatabaseIsRefusedNamingWhereTheTenantWent) {
   enqueue_at("one", make_item("acme"));
   move_tenant(config_, "acme", "two");

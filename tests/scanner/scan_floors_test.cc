@@ -122,6 +122,22 @@ TEST(ScanFloorKeeper, AWideScanReachesBackToALateCommitOnce) {
       << "no further back than kLateCommitReach";
 }
 
+// Pull requests the reaching scan could not apply (their pointers locked: it reports the next
+// vesting time as now) stay below the narrow floors: the next wide scan reaches back again.
+TEST(ScanFloorKeeper, AWideScanThatLeftPullRequestsReachesBackAgainNextTime) {
+  ScanFloorKeeper keeper;
+  const auto t = Clock::now();
+  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
+  keeper.note_late_commit(db_now - milliseconds(8000));
+  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  ASSERT_EQ(wide.kind, Kind::kWide);
+  store::Scan left_over = scan_at(db_now + ScanFloorKeeper::kWideEvery, std::nullopt);
+  left_over.next_vesting = left_over.database_now;
+  keeper.observe(left_over, wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
+  ASSERT_TRUE(keeper.wide_scan_due());
+  EXPECT_EQ(*keeper.next(t + 2 * ScanFloorKeeper::kWideEvery).floors.requested_from, db_now - milliseconds(8100));
+}
+
 TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
   ScanFloorKeeper quick_full;
   const auto t = Clock::now();

@@ -5,7 +5,7 @@
 -- already due sends nothing: a NOTIFY serializes committing transactions on a server-wide lock,
 -- too costly for every enqueue. Row triggers fire only for rows actually inserted (an INSERT ...
 -- SELECT of nothing, or an ON CONFLICT DO NOTHING that skipped, sends nothing), and
--- quick.notify_consumers sends one per transaction. quick.notify_consumers says who may turn it off and why.
+-- quick.notify_consumers sends one per transaction; it also says who may turn it off and why.
 --
 -- The triggers are defined here, with their function, and re-created by every quick migrate, as
 -- the views are: they hold no data, so the one live definition can sit beside the function.

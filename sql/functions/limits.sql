@@ -1,8 +1,17 @@
 -- The limits row (quick.limits, migration 0005), for functions that need several of its values.
+-- PL/pgSQL, not SQL: callers read it in a DECLARE default, a simple expression whose state lasts
+-- one transaction, and a SQL function called there (one with a FROM clause is never inlined)
+-- parses and plans its query again in every transaction; PL/pgSQL keeps the plan for the
+-- session. That was about a tenth of a one-zone quick.visit_zones (docs/benchmarks.md#13-steady-load).
 CREATE OR REPLACE FUNCTION quick.current_limits()
 RETURNS quick.limits
-LANGUAGE sql STABLE AS $$
-    SELECT l FROM quick.limits l
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    limits_row quick.limits;
+BEGIN
+    SELECT l.* INTO limits_row FROM quick.limits l;
+    RETURN limits_row;
+END
 $$;
 REVOKE ALL ON FUNCTION quick.current_limits() FROM PUBLIC;
 

@@ -78,17 +78,7 @@ DECLARE
     zone_floor_vest timestamptz[];   -- -infinity when it has none)
     zone_last_prio  integer[];       -- the key of its last candidate in step 2a (NULL: none)
     zone_last_vest  timestamptz[];
-    busy_zones      text[];
-    -- The zones to settle (the visited ones that are not busy), with their flags, and per zone
-    -- whether step 4a locked it.
-    settle_tenants  text[];
-    settle_versions tid[];
-    settle_active   timestamptz[];
-    settle_lag      interval[];
-    settle_found    boolean[];
-    settle_locked   boolean[];
-    settle_floor_prio integer[];
-    settle_floor_vest timestamptz[];
+    zone_locked     boolean[];       -- step 4a locked it to settle (false for the busy ones)
     -- Step 2's candidates, in zone order and each zone's order.
     cand_ids        bigint[];
     cand_ready      timestamptz[];   -- vesting_time: since when it was available
@@ -253,9 +243,8 @@ BEGIN
                               ORDER BY z.n), '{}')
       INTO zone_busy
       FROM unnest(zone_tenants, zone_found, zone_last_prio, zone_last_vest) WITH ORDINALITY z(t, found, lp, lv, n);
-    busy_zones := ARRAY(SELECT z.t FROM unnest(zone_tenants, zone_busy) WITH ORDINALITY z(t, busy, n)
-                         WHERE z.busy ORDER BY z.n);
-    IF cardinality(busy_zones) > 0 THEN
+    -- Tests of the flags, not queries: each statement a visit runs costs it more than its rows do.
+    IF true = ANY (zone_busy) THEN
         -- By the versions step 1 locked: a tenant lookup would walk every older version.
         UPDATE quick.pointers p SET vesting_time = now_ts, last_active_time = now_ts, lease_id = NULL, busy_settles = 0
          WHERE p.ctid = ANY (ARRAY(SELECT z.v FROM unnest(zone_versions, zone_busy) z(v, busy) WHERE z.busy));
@@ -266,30 +255,25 @@ BEGIN
           FROM unnest(zone_tenants, zone_lag, zone_busy) z(t, lag, busy)
          WHERE z.busy;
     END IF;
-    SELECT coalesce(array_agg(z.t ORDER BY z.n), '{}'), coalesce(array_agg(z.v ORDER BY z.n), '{}'),
-           coalesce(array_agg(z.active ORDER BY z.n), '{}'),
-           coalesce(array_agg(z.lag ORDER BY z.n), '{}'), coalesce(array_agg(z.found ORDER BY z.n), '{}'),
-           coalesce(array_agg(z.fp ORDER BY z.n), '{}'), coalesce(array_agg(z.fv ORDER BY z.n), '{}')
-      INTO settle_tenants, settle_versions, settle_active, settle_lag, settle_found, settle_floor_prio, settle_floor_vest
-      FROM unnest(zone_tenants, zone_versions, zone_active, zone_lag, zone_found, zone_busy, zone_floor_prio,
-                  zone_floor_vest)
-           WITH ORDINALITY z(t, v, active, lag, found, busy, fp, fv, n)
-     WHERE NOT z.busy;
-    IF cardinality(settle_tenants) = 0 THEN
+    -- The zones to settle are the visited ones that are not busy: steps 4a and 4b read the
+    -- zone arrays, leaving the busy ones out.
+    IF NOT (false = ANY (zone_busy)) THEN
         RETURN;
     END IF;
 
     -- 4a: lock each zone to settle FOR UPDATE SKIP LOCKED, one lookup of the version step 1 locked
-    -- per zone in the order of settle_tenants (tenant order; SKIP LOCKED never waits, so the order
+    -- per zone in the order of zone_tenants (tenant order; SKIP LOCKED never waits, so the order
     -- cannot deadlock), noting per zone whether the lock was taken. Nobody can write a newer
     -- version meanwhile: step 1's lock conflicts with every other writer of a pointer. It conflicts only with an enqueue in flight.
     -- The lookup is a subquery with a locking clause, which Postgres never flattens into the
     -- outer query, so each zone's lock is taken exactly once however `l` is referenced.
+    -- A busy zone is not looked up: `NOT z.busy` refers to the outer row only, so it gates the
+    -- lookup (a one-time filter) instead of filtering what the lookup locked.
     SELECT coalesce(array_agg(l.tenant IS NOT NULL ORDER BY z.n), '{}')
-      INTO settle_locked
-      FROM unnest(settle_tenants, settle_versions) WITH ORDINALITY z(t, v, n)
+      INTO zone_locked
+      FROM unnest(zone_versions, zone_busy) WITH ORDINALITY z(v, busy, n)
       LEFT JOIN LATERAL (
-            SELECT p.tenant FROM quick.pointers p WHERE p.ctid = z.v FOR UPDATE SKIP LOCKED) l ON true;
+            SELECT p.tenant FROM quick.pointers p WHERE NOT z.busy AND p.ctid = z.v FOR UPDATE SKIP LOCKED) l ON true;
 
     -- 4b: a NEW statement, whose snapshot is taken after those locks and so sees every enqueue
     -- that committed before them: read each locked zone's earliest vesting time and requeue, park
@@ -310,9 +294,9 @@ BEGIN
                 AND z.active <= now_ts - min_inactive
                 AND coalesce((SELECT true FROM quick.items i WHERE i.tenant = z.t
                                ORDER BY i.priority, i.zone_time LIMIT 1), false)) AS stray
-          FROM unnest(settle_tenants, settle_versions, settle_active, settle_lag, settle_found, settle_locked,
-                      settle_floor_prio, settle_floor_vest)
-               z(t, v, active, lag, found, locked, fp, fv)
+          FROM unnest(zone_tenants, zone_versions, zone_active, zone_lag, zone_found, zone_locked,
+                      zone_floor_prio, zone_floor_vest, zone_busy)
+               z(t, v, active, lag, found, locked, fp, fv, busy)
           -- The zone's lowest key from its floor up, any job type, leased or not: the floor this
           -- visit raises it to (in the zone index's order, as above).
           LEFT JOIN LATERAL (
@@ -352,7 +336,8 @@ BEGIN
                            AND i.zone_time >= p.from_time
                            AND i.zone_time <= coalesce(r.zone_time, 'infinity')
                            AND i.vesting_time <> i.zone_time AND i.job_type <> ALL (paused_types)) l ON true) fv
-            ON z.locked),
+            ON z.locked
+         WHERE NOT z.busy),  -- filters the unnest, before the probes above
     plan AS (
         SELECT z.tenant, z.version, z.lag, z.found,
                CASE WHEN NOT z.locked THEN 'released_busy'

@@ -60,7 +60,10 @@ void tick_leases(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlo
       db->membership.tick(db->session.connection());
     } catch (...) {
       const auto error = store::classify_current_exception();
-      if (error.connection_unusable()) db->session.reset();
+      if (error.connection_unusable()) {
+        db->session.reset();
+        db->scan_floors = ScanFloorKeeper{};  // as after a failed scan (see run_scanner)
+      }
       log.warn("in-order role or membership on database {}: {}", db->runtime->config.name, error.message);
     }
   }
@@ -269,8 +272,12 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         } catch (...) {
           // What an older scan found no longer holds: until one succeeds, this database is polled.
           db.last_scan.forget();
-          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session, db.retry_delay,
-                                  core.stop_scanning);
+          const auto error = core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
+                                                     db.retry_delay, core.stop_scanning);
+          // The server may have restarted. Scans commit without waiting for the WAL flush, so pulls
+          // they applied may be lost and be pull requests again, below the floors the Scanner
+          // reads from: start again with a full scan (docs/protocol.md#durability-of-a-consumers-commits).
+          if (error.connection_unusable()) db.scan_floors = ScanFloorKeeper{};
           break;
         }
       }

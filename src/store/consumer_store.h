@@ -44,7 +44,9 @@ struct ZoneVisit {
 // Algorithm 2 for `tenants`, in one transaction (quick.visit_zones, sql/functions/visit_zones.sql,
 // which comments every step):
 // lease, dequeue up to dequeue_max items per zone and max_bytes of payload in all, requeue / park /
-// garbage-collect each pointer. `txn` must be READ COMMITTED and should commit right after.
+// garbage-collect each pointer. `txn` must be READ COMMITTED and should commit right after; its
+// commit does not wait for the WAL flush (synchronous_commit = off for that transaction:
+// docs/protocol.md#durability-of-a-consumers-commits).
 ZoneVisit visit_zones(pqxx::transaction_base& txn, const std::vector<std::string>& tenants, int dequeue_max,
                       std::chrono::milliseconds item_lease_duration, std::chrono::milliseconds min_inactive,
                       const std::vector<std::string>& excluded_job_types, std::int64_t max_bytes = 4194304);

@@ -46,6 +46,8 @@ struct ScanFloors {
 // The Scanner's round trip: apply up to `max_pulls` pull requests, then peek_pointers. When nothing
 // is vested, the next vesting time is looked for up to `next_vesting_within` from now (unset: no
 // bound; zero: not at all).
+// Its transaction commits without waiting for the WAL flush (synchronous_commit = off for that
+// transaction: docs/protocol.md#durability-of-a-consumers-commits).
 Scan scan_pointers(pqxx::transaction_base& txn, int max_pointers, int max_pulls, const ScanFloors& floors = {},
                    std::optional<std::chrono::microseconds> next_vesting_within = std::nullopt);
 

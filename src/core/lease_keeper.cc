@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/consumer_core.h"
+#include "core/superseded_leases.h"
 #include "store/consumer_store.h"
 #include "util/logging.h"
 #include "util/printable.h"
@@ -13,9 +14,23 @@ LeaseKeeper::LeaseKeeper(ConsumerCore& core)
     : core_(core), next_round_(std::chrono::steady_clock::now() + core.config.effective_lease_extend_interval()) {}
 
 void LeaseKeeper::hold(const std::vector<HeldItemPtr>& items) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& item : items) held_.emplace(item.get(), item);
+  std::vector<HeldItemPtr> superseded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    superseded = superseded_leases(held_, items);
+    for (const auto& item : items) held_.emplace(item.get(), item);
+  }
+  for (const auto& item : superseded) {
+    if (item->acknowledging.load() || item->lease_lost.exchange(true)) continue;
+    util::component_logger("quick.lease_keeper")
+        ->warn(
+            "item {} of tenant {} was leased again: its earlier lease is gone (a visit lost in a server crash, "
+            "or a lease that ran out), and its earlier copy is asked to stop",
+            item->item.id, util::escape_unprintable(item->item.tenant));
+  }
 }
+
+void LeaseKeeper::check_soon() { check_soon_.store(true); }
 
 void LeaseKeeper::let_go(const HeldItemPtr& item) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -40,7 +55,7 @@ std::vector<HeldItemPtr> LeaseKeeper::snapshot() const {
   return items;
 }
 
-bool LeaseKeeper::due() const { return std::chrono::steady_clock::now() >= next_round_; }
+bool LeaseKeeper::due() { return check_soon_.exchange(false) || std::chrono::steady_clock::now() >= next_round_; }
 
 void LeaseKeeper::start_round() {
   next_round_ = std::chrono::steady_clock::now() + core_.config.effective_lease_extend_interval();

@@ -7,10 +7,14 @@
 // The lease thread (worker/lease_extender.h) calls extend() when due(), on connections of its own,
 // so that nothing else the consumer writes can delay an extension.
 //
-// Thread safety: hold()/let_go()/held_count() from any thread; due()/start_round()/extend() from
-// the lease thread.
+// An item leased again while this consumer still holds it under an older lease (core/
+// superseded_leases.h) is flagged at once: its older copy stops.
+//
+// Thread safety: hold()/let_go()/held_count()/check_soon() from any thread; due()/start_round()/
+// extend() from the lease thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -20,6 +24,7 @@
 #include <pqxx/pqxx>
 
 #include "core/held_item.h"
+#include "core/superseded_leases.h"
 
 namespace quick::core {
 
@@ -33,8 +38,13 @@ class LeaseKeeper {
   void let_go(const HeldItemPtr& item);
   std::size_t held_count() const;
 
-  // Whether lease_extend_interval has passed since the last extension round began.
-  bool due() const;
+  // Whether lease_extend_interval has passed since the last extension round began, or a round
+  // was asked for by check_soon() since the last call.
+  bool due();
+  // Asks for an extension round at the lease thread's next look (a few milliseconds): after a
+  // broken connection, which may mean that the server restarted and lost the last visits, and
+  // with them leases this consumer still holds (docs/protocol.md#durability-of-a-consumers-commits).
+  void check_soon();
   // Marks the start of an extension round (call once per round, before extend()).
   void start_round();
   // Extends the leases of the items of `database` in one statement; flags the lost ones.
@@ -47,8 +57,9 @@ class LeaseKeeper {
 
   ConsumerCore& core_;
   mutable std::mutex mutex_;
-  std::unordered_map<const HeldItem*, HeldItemPtr> held_;  // guarded by mutex_
-  std::chrono::steady_clock::time_point next_round_;       // the lease thread only
+  HeldItems held_;                                    // guarded by mutex_
+  std::chrono::steady_clock::time_point next_round_;  // the lease thread only
+  std::atomic<bool> check_soon_{false};
 };
 
 }  // namespace quick::core

@@ -1,5 +1,8 @@
 #include "core/loop_errors.h"
 
+#include "core/consumer_core.h"
+#include "core/lease_keeper.h"
+
 namespace quick::core {
 
 store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
@@ -11,6 +14,9 @@ store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger&
   if (session != nullptr && error.connection_unusable()) {
     session->reset();
     add(core.counters.reconnects);
+    // The server may have restarted and lost its last visits, whose commits do not wait for the
+    // WAL flush: check the leases of the items held now, so that a lost one stops its handler.
+    if (core.lease_keeper) core.lease_keeper->check_soon();
   }
   auto wait = delay.next();
   if (error.kind == store::ErrorKind::kPermanent) {

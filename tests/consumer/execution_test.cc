@@ -549,5 +549,50 @@ TEST_F(ExecutionTest, AHandlerLearnsOfALostLeaseThroughShouldStopAndItsWriteIsRo
   EXPECT_EQ(consumer.stats().items_done, 1u);
 }
 
+// What a visit lost in a server crash leaves behind (visits commit without waiting for the WAL
+// flush: docs/protocol.md#durability-of-a-consumers-commits): the item and its pointer vested
+// again while this consumer still runs the item. The next visit leases it again, and that new
+// lease tells the running copy to stop at once, not at the next extension round (here 20 s
+// away), and its write is rolled back; the second copy completes it.
+TEST_F(ExecutionTest, AnItemLeasedAgainWhileItsFirstCopyRunsStopsTheFirstCopy) {
+  create_effects_table();
+  const auto id = enqueue("tenant", "write");
+  ConsumerConfig config = base_config();
+  config.worker.item_lease_duration = 60s;
+  config.worker.lease_extend_interval = 20s;
+  Consumer consumer(config);
+  std::atomic<int> runs{0};
+  std::atomic<bool> wrote{false}, told_to_stop{false}, first_returned{false};
+  consumer.handle("write", [&](JobContext& job) {
+    const int run = ++runs;
+    record_effect(job, run);
+    if (run == 1) {
+      wrote = true;
+      const auto started = Clock::now();
+      while (!job.should_stop() && Clock::now() - started < 20s) std::this_thread::sleep_for(5ms);
+      told_to_stop = job.should_stop();
+      first_returned = true;
+    }
+    return JobResult::done();
+  });
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return wrote.load(); }, 30s));
+  const auto lost_at = Clock::now();
+  // The state before the visit: no lease, the item and its pointer vested.
+  query("UPDATE quick.items SET lease_id = NULL, vesting_time = zone_time WHERE id = " + std::to_string(id));
+  query("UPDATE quick.pointers SET vesting_time = now() WHERE tenant = 'tenant'");
+  query("NOTIFY quick_wakeup");
+  ASSERT_TRUE(eventually([&] { return first_returned.load(); }, 25s));
+  const auto noticed_after = Clock::now() - lost_at;
+  std::cout << "the first copy was told to stop " << ms(noticed_after) << " ms after its visit was undone" << std::endl;
+  EXPECT_TRUE(told_to_stop.load());
+  EXPECT_LT(noticed_after, 10s) << "told by the new lease, not by an extension round";
+  ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 30s));
+  consumer.stop();
+  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(effect_runs(id), std::vector<int>{2});
+  EXPECT_EQ(consumer.stats().items_done, 1u);
+}
+
 }  // namespace
 }  // namespace quick

@@ -66,6 +66,26 @@ class ExecutionTest : public testing::DatabaseTest {
     job.transaction().exec("INSERT INTO public.effects (item_id, run) VALUES (" + std::to_string(job.item().id) + ", " +
                            std::to_string(run) + ")");
   }
+  // A handler whose first run writes its effect and then works until should_stop() (at most
+  // 20 s); later runs write theirs and return done. What the first run saw is kept here.
+  struct FirstRunUntilStopped {
+    std::atomic<int> runs{0};
+    std::atomic<bool> wrote{false}, told_to_stop{false}, returned{false};
+  };
+  static Handler first_run_until_stopped(FirstRunUntilStopped& first) {
+    return [&first](JobContext& job) {
+      const int run = ++first.runs;
+      record_effect(job, run);
+      if (run == 1) {
+        first.wrote = true;
+        const auto started = Clock::now();
+        while (!job.should_stop() && Clock::now() - started < 20s) std::this_thread::sleep_for(5ms);
+        first.told_to_stop = job.should_stop();
+        first.returned = true;
+      }
+      return JobResult::done();
+    };
+  }
   std::vector<int> effect_runs(std::int64_t item_id) const {
     std::vector<int> runs;
     for (const auto& row :
@@ -519,32 +539,20 @@ TEST_F(ExecutionTest, AHandlerLearnsOfALostLeaseThroughShouldStopAndItsWriteIsRo
   create_effects_table();
   const auto id = enqueue("tenant", "write");
   Consumer consumer(base_config());
-  std::atomic<int> runs{0};
-  std::atomic<bool> wrote{false}, told_to_stop{false}, first_returned{false};
-  consumer.handle("write", [&](JobContext& job) {
-    const int run = ++runs;
-    record_effect(job, run);
-    if (run == 1) {
-      wrote = true;
-      const auto started = Clock::now();
-      while (!job.should_stop() && Clock::now() - started < 20s) std::this_thread::sleep_for(5ms);
-      told_to_stop = job.should_stop();
-      first_returned = true;
-    }
-    return JobResult::done();
-  });
+  FirstRunUntilStopped first;
+  consumer.handle("write", first_run_until_stopped(first));
   consumer.start();
-  ASSERT_TRUE(eventually([&] { return wrote.load(); }, 30s));
+  ASSERT_TRUE(eventually([&] { return first.wrote.load(); }, 30s));
   const auto stolen_at = Clock::now();
   query("UPDATE quick.items SET lease_id = gen_random_uuid() WHERE id = " + std::to_string(id));
-  ASSERT_TRUE(eventually([&] { return first_returned.load(); }, 25s));
+  ASSERT_TRUE(eventually([&] { return first.returned.load(); }, 25s));
   const auto noticed_after = Clock::now() - stolen_at;
   std::cout << "the handler was told to stop " << ms(noticed_after) << " ms after its lease was stolen" << std::endl;
-  EXPECT_TRUE(told_to_stop.load());
+  EXPECT_TRUE(first.told_to_stop.load());
   EXPECT_LT(noticed_after, 3s);  // lease_extend_interval is 333 ms
   ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 30s));
   consumer.stop();
-  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(first.runs.load(), 2);
   EXPECT_EQ(effect_runs(id), std::vector<int>{2});
   EXPECT_EQ(consumer.stats().items_done, 1u);
 }
@@ -561,35 +569,23 @@ TEST_F(ExecutionTest, AnItemLeasedAgainWhileItsFirstCopyRunsStopsTheFirstCopy) {
   config.worker.item_lease_duration = 60s;
   config.worker.lease_extend_interval = 20s;
   Consumer consumer(config);
-  std::atomic<int> runs{0};
-  std::atomic<bool> wrote{false}, told_to_stop{false}, first_returned{false};
-  consumer.handle("write", [&](JobContext& job) {
-    const int run = ++runs;
-    record_effect(job, run);
-    if (run == 1) {
-      wrote = true;
-      const auto started = Clock::now();
-      while (!job.should_stop() && Clock::now() - started < 20s) std::this_thread::sleep_for(5ms);
-      told_to_stop = job.should_stop();
-      first_returned = true;
-    }
-    return JobResult::done();
-  });
+  FirstRunUntilStopped first;
+  consumer.handle("write", first_run_until_stopped(first));
   consumer.start();
-  ASSERT_TRUE(eventually([&] { return wrote.load(); }, 30s));
+  ASSERT_TRUE(eventually([&] { return first.wrote.load(); }, 30s));
   const auto lost_at = Clock::now();
   // The state before the visit: no lease, the item and its pointer vested.
   query("UPDATE quick.items SET lease_id = NULL, vesting_time = zone_time WHERE id = " + std::to_string(id));
   query("UPDATE quick.pointers SET vesting_time = now() WHERE tenant = 'tenant'");
   query("NOTIFY quick_wakeup");
-  ASSERT_TRUE(eventually([&] { return first_returned.load(); }, 25s));
+  ASSERT_TRUE(eventually([&] { return first.returned.load(); }, 25s));
   const auto noticed_after = Clock::now() - lost_at;
   std::cout << "the first copy was told to stop " << ms(noticed_after) << " ms after its visit was undone" << std::endl;
-  EXPECT_TRUE(told_to_stop.load());
+  EXPECT_TRUE(first.told_to_stop.load());
   EXPECT_LT(noticed_after, 10s) << "told by the new lease, not by an extension round";
   ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 30s));
   consumer.stop();
-  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(first.runs.load(), 2);
   EXPECT_EQ(effect_runs(id), std::vector<int>{2});
   EXPECT_EQ(consumer.stats().items_done, 1u);
 }

@@ -37,6 +37,7 @@ struct ScannedDatabase {
   ScanFloorKeeper scan_floors;      // where the next scan starts reading
   NextVestingHorizon horizon;       // how far ahead the next scan reads the next vesting time
   LastScan last_scan;               // what the last scan found, for the sleep after the round
+  int floors_connects;              // session.connects() when scan_floors was last started afresh
 };
 
 // Whether a notification wakes the Scanner when work becomes due (else it polls).
@@ -60,10 +61,7 @@ void tick_leases(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlo
       db->membership.tick(db->session.connection());
     } catch (...) {
       const auto error = store::classify_current_exception();
-      if (error.connection_unusable()) {
-        db->session.reset();
-        db->scan_floors = ScanFloorKeeper{};  // as after a failed scan (see run_scanner)
-      }
+      if (error.connection_unusable()) db->session.reset();
       log.warn("in-order role or membership on database {}: {}", db->runtime->config.name, error.message);
     }
   }
@@ -110,6 +108,13 @@ struct ScanOutcome {
 ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_index, std::mt19937_64& random) {
   const auto& scanner = core.config.scanner;
   pqxx::connection& conn = db.session.connection();
+  if (db.session.connects() != db.floors_connects) {
+    // A new connection: the server may have restarted. Scans commit without waiting for the WAL
+    // flush, so pulls they applied may be lost and be pull requests again, below the floors the
+    // Scanner reads from: start again with a full scan (docs/protocol.md#durability-of-a-consumers-commits).
+    db.scan_floors = ScanFloorKeeper{};
+    db.floors_connects = db.session.connects();
+  }
   db.election.tick(conn);  // rate-limited inside
   db.membership.tick(conn);
   db.retention.tick(conn, db.election.holds());  // rate-limited inside; never throws
@@ -234,7 +239,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
                            scanner.partition_grace.count() > 0),
         DeadItemRetention(runtime->config.name),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{},
-        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), LastScan{}}));
+        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), LastScan{}, 0}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());
@@ -272,12 +277,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         } catch (...) {
           // What an older scan found no longer holds: until one succeeds, this database is polled.
           db.last_scan.forget();
-          const auto error = core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
-                                                     db.retry_delay, core.stop_scanning);
-          // The server may have restarted. Scans commit without waiting for the WAL flush, so pulls
-          // they applied may be lost and be pull requests again, below the floors the Scanner
-          // reads from: start again with a full scan (docs/protocol.md#durability-of-a-consumers-commits).
-          if (error.connection_unusable()) db.scan_floors = ScanFloorKeeper{};
+          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session, db.retry_delay,
+                                  core.stop_scanning);
           break;
         }
       }

@@ -2,6 +2,7 @@
 
 #include "quick/producer.h"
 #include "support/load.h"
+#include "support/results_folder.h"
 
 namespace quick::bench {
 namespace {
@@ -13,6 +14,19 @@ NewItem load_job(const std::string& tenant) {
   item.tenant = tenant;
   item.job_type = kLoadJobType;
   return item;
+}
+
+// The consumer's work between two readings of its counters: how many jobs each visit and each
+// scan served, and how many wake-ups it received (docs/benchmarks.md#13-steady-load).
+std::string describe_consumer_work(const ConsumerStats& before, const ConsumerStats& after) {
+  const auto jobs = static_cast<double>(after.items_done - before.items_done);
+  const auto visits = static_cast<double>(after.visits - before.visits);
+  const auto zones = static_cast<double>(after.pointer_leases_won - before.pointer_leases_won);
+  const auto scans = static_cast<double>(after.scans - before.scans);
+  const auto per = [](double count, double of) { return of > 0 ? count / of : 0.0; };
+  return "consumer: " + fixed(visits, 0) + " visits (" + fixed(per(zones, visits), 1) + " zones, " +
+         fixed(per(jobs, visits), 1) + " jobs each), " + fixed(scans, 0) + " scans (" + fixed(per(jobs, scans), 1) +
+         " jobs each), " + fixed(static_cast<double>(after.wakeups - before.wakeups), 0) + " wake-ups received";
 }
 
 }  // namespace
@@ -72,8 +86,9 @@ QuickLoadTarget::QuickLoadTarget(ExperimentContext& ctx, const std::string& data
   system_.name = "quick-pg";
   system_.main_table = "quick.items";
   system_.side_table = "quick.pointers";
-  system_.start = [] {};
+  system_.start = [this] { at_start_ = pool_->total_stats(); };
   system_.stop = [this] { pool_->stop(); };
+  system_.describe_work = [this] { return describe_consumer_work(at_start_, pool_->total_stats()); };
   system_.done = [this] { return pool_->done(); };
   system_.enqueue = std::move(enqueue);
 }

@@ -65,6 +65,7 @@ class QuickLoadTarget final : public LoadTarget {
 
  private:
   std::unique_ptr<QuickPool> pool_;
+  ConsumerStats at_start_;  // the counters when the load started
 };
 
 // The plain SKIP LOCKED queue: 4 worker connections claiming one job at a time, started by the run.

@@ -186,6 +186,7 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
                "/s; e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " + fixed(run.e2e.p99_ms, 1) + " ms" +
                (run.producer_errors ? "; producer errors: " + std::to_string(run.producer_errors) : "") +
                (finished ? "" : "; NOT ALL JOBS RAN"));
+  if (system.describe_work) ctx.progress(run.label() + ": " + system.describe_work());
   return run;
 }
 

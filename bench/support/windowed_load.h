@@ -77,6 +77,9 @@ struct LoadedSystem {
   std::function<std::uint64_t()> done;  // jobs run since start
   // Enqueues one job for each tenant named, in one transaction.
   std::function<void(pqxx::connection&, const std::vector<std::string>&)> enqueue;
+  // After stop: what the system did for the run's jobs, for the log (quick-pg: visits, scans,
+  // wake-ups); none when unset.
+  std::function<std::string()> describe_work;
 };
 
 struct LoadShape {

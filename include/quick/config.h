@@ -49,6 +49,14 @@ struct ScannerConfig {
   // How long the Scanner sleeps after a round over all databases found no vested pointer.
   // Bounds the pickup latency of an idle queue. Range 1ms..10s. Default 20ms.
   Millis idle_poll_interval{20};
+  // The shortest time between the starts of two scans of one database. Under load, each scan then
+  // finds what vested since the one before and hands it to the Managers in one visit, instead of
+  // a scan and a visit for every job or two: Postgres' cost of both is mostly per statement and
+  // per commit (docs/consumer.md#pacing-the-scans). Adds at most this much to an item's pickup
+  // latency (one that vests right after a scan waits for the next). Not applied for 100 ms after a
+  // visit that took half of manager.dequeue_max items or more (a backlog: the Workers need the next
+  // visit at once). 0: scan whenever there is room. Range 0..1s. Default 2ms.
+  Millis min_scan_interval{2};
   // Listen for wake-up notifications (channel quick_wakeup; docs/consumer.md#waking-up) on one more
   // connection per database. A new zone, or an item that vests before its parked zone's pointer,
   // notifies; so an idle Scanner sleeps until then, until the next pointer vests (its scans

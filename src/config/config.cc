@@ -99,6 +99,7 @@ void validate_scanner(const ScannerConfig& scanner) {
   check_at_least("scanner.selection_max", scanner.selection_max, 1);
   check_at_least("scanner.processing_bound", scanner.processing_bound, 1);
   check_between("scanner.idle_poll_interval", scanner.idle_poll_interval, Millis(1), seconds(10));
+  check_between("scanner.min_scan_interval", scanner.min_scan_interval, Millis(0), seconds(1));
   check_between("scanner.listening_poll_interval", scanner.listening_poll_interval, Millis(1), minutes(10));
   check_between("scanner.partition_grace", scanner.partition_grace, Millis(0), minutes(10));
   check_between("scanner.in_order_lease_duration", scanner.in_order_lease_duration, seconds(1), minutes(10));

@@ -250,16 +250,17 @@ std::vector<DatabaseConfig> read_databases(const YAML::Node& node, std::vector<s
 }
 
 ScannerConfig read_scanner(const YAML::Node& node) {
-  const Section section(
-      node, "scanner",
-      {"peek_max", "selection_frac", "selection_max", "processing_bound", "idle_poll_interval", "listen_for_wakeups",
-       "listening_poll_interval", "in_order_election", "in_order_lease_duration", "partition_grace", "pulls_per_scan"});
+  const Section section(node, "scanner",
+                        {"peek_max", "selection_frac", "selection_max", "processing_bound", "idle_poll_interval",
+                         "min_scan_interval", "listen_for_wakeups", "listening_poll_interval", "in_order_election",
+                         "in_order_lease_duration", "partition_grace", "pulls_per_scan"});
   ScannerConfig scanner;
   section.read("peek_max", scanner.peek_max);
   section.read("selection_frac", scanner.selection_frac);
   section.read("selection_max", scanner.selection_max);
   section.read("processing_bound", scanner.processing_bound);
   section.read("idle_poll_interval", scanner.idle_poll_interval);
+  section.read("min_scan_interval", scanner.min_scan_interval);
   section.read("listen_for_wakeups", scanner.listen_for_wakeups);
   section.read("listening_poll_interval", scanner.listening_poll_interval);
   section.read("in_order_election", scanner.in_order_election);

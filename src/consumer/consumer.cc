@@ -92,6 +92,12 @@ class Consumer::Impl {
 
     core.stop_scanning.request();
     core.wakeups.signal();
+    {
+      // The Scanner may be waiting for a visit to end (for room, or for its next paced scan): the
+      // lock orders this after its check of stop_scanning.
+      std::lock_guard<std::mutex> visit_lock(core.visit_mutex);
+    }
+    core.visit_finished.notify_all();
     core.listener_stop.signal();
     if (scanner_.joinable()) scanner_.join();
     if (listener_.joinable()) listener_.join();

@@ -38,7 +38,7 @@ void ConsumerCore::notify_visit_finished() {
   wakeups.signal();
 }
 
-void ConsumerCore::wait_for_visit(std::chrono::milliseconds timeout) {
+void ConsumerCore::wait_for_visit(std::chrono::steady_clock::duration timeout) {
   std::unique_lock<std::mutex> lock(visit_mutex);
   const auto seen = visits_finished;
   visit_finished.wait_for(lock, timeout, [&] { return visits_finished != seen || stop_scanning.requested(); });

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/counters.h"
+#include "core/scan_pacing.h"
 #include "core/visit_size_limit.h"
 #include "core/work_queue.h"
 #include "quick/config.h"
@@ -53,6 +54,8 @@ struct DatabaseRuntime {
   std::atomic<int> pointers_per_visit{0};
   // Lowered by Managers whose visits ran past p_duration, applied by the Scanner.
   VisitSizeLimit visit_size_limit;
+  // Whether the Scanner paces its scans of this database: Managers report their visits.
+  ScanPacing scan_pacing;
   // The Scanner has completed a scan of this database since start (Consumer::wait_until_ready).
   std::atomic<bool> scanned{false};
 
@@ -128,7 +131,7 @@ struct ConsumerCore {
   // Managers are visiting waits for this instead of its idle poll interval.
   void notify_visit_finished();
   // Waits until a visit finishes, up to `timeout` (or stop).
-  void wait_for_visit(std::chrono::milliseconds timeout);
+  void wait_for_visit(std::chrono::steady_clock::duration timeout);
   std::mutex visit_mutex;
   std::condition_variable visit_finished;
   std::uint64_t visits_finished = 0;  // guarded by visit_mutex

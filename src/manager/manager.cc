@@ -99,7 +99,9 @@ void visit_zones(ConsumerCore& core, core::DatabaseSession& session, const core:
                                               saturated_job_types(core), manager.visit_max_bytes);
   count_visit(core, batch, visit);
   auto& runtime = *core.databases[static_cast<std::size_t>(batch.database)];
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  const auto ended = std::chrono::steady_clock::now();
+  runtime.scan_pacing.visit_finished(visit.items.size(), manager.dequeue_max, ended);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(ended - started);
   if (const auto limit = runtime.visit_size_limit.finished(static_cast<int>(batch.tenants.size()), took,
                                                            manager.p_duration)) {
     util::component_logger("quick.manager")

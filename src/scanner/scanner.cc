@@ -87,6 +87,18 @@ bool wait_for_room(ConsumerCore& core, std::vector<std::unique_ptr<ScannedDataba
   return false;
 }
 
+// Pacing (core/scan_pacing.h): waits until this database's next scan is due, looking again when
+// a visit ends (one that found a backlog ends the wait). Returns false when stopping.
+bool wait_for_scan_interval(ConsumerCore& core, const ScannedDatabase& db) {
+  while (!core.stop_scanning.requested()) {
+    const auto wait = db.runtime->scan_pacing.wait_before_scan(db.last_scan.sent_at,
+                                                               core.config.scanner.min_scan_interval, IdleClock::now());
+    if (wait <= IdleClock::duration::zero()) return true;
+    core.wait_for_visit(wait);
+  }
+  return false;
+}
+
 // Zones this consumer is busy with: in a visit, or with enough items waiting to keep every Worker
 // busy for two rounds. The Scanner leaves them out (Algorithm 1, line 7: pointers "already being
 // processed by this consumer"); such a zone is visited again once its buffer runs low, before
@@ -265,7 +277,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         const auto base = std::max(std::chrono::milliseconds(1), scanner.idle_poll_interval / 4);
         core.stop_scanning.wait_for(std::min(scanner.idle_poll_interval, base * (1 << std::min(lost - 1, 6))));
       }
-      while (processed < scanner.processing_bound && wait_for_room(core, databases, *log)) {
+      while (processed < scanner.processing_bound && wait_for_room(core, databases, *log) &&
+             wait_for_scan_interval(core, db)) {
         try {
           const ScanOutcome outcome = scan_once(core, db, index, random);
           db.runtime->scanned.store(true);

@@ -3,8 +3,10 @@
 // applies pending pointer pulls, peeks up to peek_max vested pointers, leaves out those its own
 // Managers are processing, selects some (at random, or in order when this consumer holds the
 // in-order role) and hands them to the Managers in batches of pointers_per_batch (or of
-// pointers_per_batch_alone while it is its database's only live consumer, visit_size.h). A short peek
-// ends the database's turn; a round that selected nothing sleeps idle_poll_interval.
+// pointers_per_batch_alone while it is its database's only live consumer, visit_size.h). Scans of
+// one database start at least min_scan_interval apart, so that under load each takes what vested
+// since the last in one visit. A short peek ends the database's turn; a round that selected
+// nothing sleeps (idle_wait.h).
 #pragma once
 
 #include <memory>

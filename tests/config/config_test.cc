@@ -132,7 +132,8 @@ databases:
     url: "host=127.0.0.1 port=5432 dbname=app"
   - url: "postgresql://quick@db2.example/app"
 scanner:   { peek_max: 500, selection_frac: 0.05, selection_max: 300, processing_bound: 7000,
-             idle_poll_interval: 50ms, listen_for_wakeups: false, listening_poll_interval: 3s,
+             idle_poll_interval: 50ms, min_scan_interval: 7ms, listen_for_wakeups: false,
+             listening_poll_interval: 3s,
              in_order_election: false, in_order_lease_duration: 7s,
              partition_grace: 250ms, pulls_per_scan: 123 }
 manager:   { threads: 3, dequeue_max: 20, p_duration: 1500ms, min_inactive: 2m,
@@ -166,6 +167,7 @@ job_types:
   EXPECT_EQ(config.scanner.selection_max, 300);
   EXPECT_EQ(config.scanner.processing_bound, 7000);
   EXPECT_EQ(config.scanner.idle_poll_interval, Millis(50));
+  EXPECT_EQ(config.scanner.min_scan_interval, Millis(7));
   EXPECT_FALSE(config.scanner.listen_for_wakeups);
   EXPECT_EQ(config.scanner.listening_poll_interval, seconds(3));
   EXPECT_FALSE(config.scanner.in_order_election);
@@ -221,6 +223,8 @@ TEST_F(ConfigTest, ScannerRangesNameTheOption) {
       {"scanner: {processing_bound: -1}", "scanner.processing_bound must be >= 1, got -1"},
       {"scanner: {idle_poll_interval: 0ms}", "scanner.idle_poll_interval must be between 1ms and 10s, got 0s"},
       {"scanner: {idle_poll_interval: 11s}", "scanner.idle_poll_interval must be between 1ms and 10s, got 11s"},
+      {"scanner: {min_scan_interval: 2s}", "scanner.min_scan_interval must be between 0s and 1s, got 2s"},
+      {"scanner: {min_scan_interval: -1ms}", "scanner.min_scan_interval"},
       {"scanner: {listening_poll_interval: 0ms}",
        "scanner.listening_poll_interval must be between 1ms and 10m, got 0s"},
       {"scanner: {listening_poll_interval: 11m}",
@@ -671,6 +675,7 @@ TEST_F(ConfigTest, DocumentedExampleShowsTheDefaults) {
   EXPECT_EQ(documented.scanner.selection_max, defaults.scanner.selection_max);
   EXPECT_EQ(documented.scanner.processing_bound, defaults.scanner.processing_bound);
   EXPECT_EQ(documented.scanner.idle_poll_interval, defaults.scanner.idle_poll_interval);
+  EXPECT_EQ(documented.scanner.min_scan_interval, defaults.scanner.min_scan_interval);
   EXPECT_EQ(documented.scanner.listen_for_wakeups, defaults.scanner.listen_for_wakeups);
   EXPECT_EQ(documented.scanner.listening_poll_interval, defaults.scanner.listening_poll_interval);
   EXPECT_EQ(documented.scanner.in_order_election, defaults.scanner.in_order_election);

@@ -6,7 +6,9 @@
 #   steady shape: ~60 items into 24 random tenants, 2 clients (a producer's 5 ms tick in the
 #                 steady-state experiment);
 #   single shape: one item into a random tenant per autocommit statement, 4 clients (the enqueue
-#                 experiment's one-call comparison, issue 16).
+#                 experiment's one-call comparison, issue 16);
+#   calls shape:  no pgbench: the fast-path functions' own server time per item, hardened and not
+#                 (issue 13's share, apart from the machine's noise; see measure_calls below).
 # The producer's fast paths run as a login granted quick_producer (variants named ...@producer),
 # as an application's producer would, and beside the same functions without issue 13's hardening
 # (unhardened.*, made from the function files by without_hardening.sed): what the definer
@@ -21,7 +23,7 @@
 #
 # Usage: QUICK_DATABASE_URL="host=... port=... user=..." bench/pgbench/enqueue_floor.sh [seconds] [rounds] [shapes]
 # (a keyword/value connection string: the scratch database is selected by appending dbname=;
-# shapes: any of "batch steady single", all three by default). It creates a login role for the
+# shapes: any of "batch steady single calls", the first three by default). It creates a login role for the
 # producer variants and drops it, with the scratch database, when it ends.
 # Needs a built `build/quick` (for `quick migrate`) and Postgres' pgbench (postgresql-15).
 set -euo pipefail
@@ -39,9 +41,10 @@ quick=${QUICK_BUILD_DIR:-$root/build}/quick
 db="quick_enqueue_floor_$$"
 producer="quick_enqueue_floor_producer_$$"
 producer_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+legacy="quick_enqueue_floor_legacy_$$"  # the calls shape's application role from before the hardening
 scratch=$(mktemp -d)  # generated pgbench scripts, and pgbench's errors when a variant fails
 psql "$url" -qAtc "CREATE DATABASE $db" >/dev/null
-trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP ROLE IF EXISTS $producer" >/dev/null; rm -rf "$scratch"' EXIT
+trap 'psql "$url" -qAtc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP ROLE IF EXISTS $producer" -c "DROP ROLE IF EXISTS $legacy" >/dev/null; rm -rf "$scratch"' EXIT
 dburl="$url dbname=$db"
 "$quick" migrate --database "$dburl" >/dev/null
 psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
@@ -62,6 +65,17 @@ for function in enqueue_into_existing_zone enqueue_batch_into_existing_zones; do
   fi
   psql "$dburl" -q -v ON_ERROR_STOP=1 -f "$scratch/unhardened_$function.sql" >/dev/null
 done
+# The application role before issue 13 (for the calls shape): a login with rights on the tables
+# themselves, calling the unhardened functions, so that both sides of that comparison pay a
+# non-superuser's privilege checks; row-level security (issue 13's, off for tenants by
+# default) does not apply to it, as there was none before.
+psql "$dburl" -q -v ON_ERROR_STOP=1 -c "CREATE ROLE $legacy LOGIN BYPASSRLS PASSWORD '$producer_password'" \
+  -c "GRANT USAGE ON SCHEMA quick, unhardened TO $legacy" \
+  -c "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA quick TO $legacy" \
+  -c "GRANT USAGE ON ALL SEQUENCES IN SCHEMA quick TO $legacy" \
+  -c "GRANT EXECUTE ON FUNCTION quick.notify_consumers(), quick.record_pull_requests TO $legacy" \
+  -c "GRANT SELECT ON batch_docs TO $legacy" >/dev/null
+legacy_url="$dburl user=$legacy password=$producer_password"
 
 # Busy and total clock ticks of all cores (user nice system idle iowait irq softirq steal).
 cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
@@ -120,6 +134,44 @@ measure() {
   done
 }
 
+# The calls shape: what issue 13's hardening adds to the fast-path functions' own server time,
+# apart from commits, round trips and the rest of the machine (whose noise in the shapes above is
+# as large as the difference). One statement calls the function for 20,000 items, one at a time
+# (the single shape's call) or in 200 batches of 100 (the batch shape's), in a transaction that
+# is rolled back; the hardened functions as the producer, the unhardened ones as an application
+# role of before the hardening (rights on the tables themselves). Printed per round: microseconds
+# per item of each and the difference.
+calls_items=20000
+call_statement() {  # <schema> <single|batch>
+  if [ "$2" = single ]; then
+    echo "SELECT count($1.enqueue_into_existing_zone('t' || (g % 10000), 'send_receipt', ('{\"order_id\": ' || g || ', \"channel\": \"email\", \"attempt\": 1}')::jsonb, interval '0', 0, true)) FROM generate_series(1, $calls_items) g;"
+  else
+    echo "SELECT count(*) FROM batch_docs d, LATERAL $1.enqueue_batch_into_existing_zones(d.doc::jsonb, false) WHERE d.id <= $((calls_items / 100));"
+  fi
+}
+call_us_per_item() {  # <connection> <schema> <single|batch>: one timed statement, rolled back
+  psql "$1" -X -q -v ON_ERROR_STOP=1 >"$scratch/calls.out" 2>&1 <<SQL || { cat "$scratch/calls.out" >&2; exit 1; }
+BEGIN;
+\timing on
+$(call_statement "$2" "$3")
+\timing off
+ROLLBACK;
+SQL
+  awk -v n="$calls_items" '/^Time: / {printf "%.2f", $2 * 1000 / n; exit}' "$scratch/calls.out"
+}
+measure_calls() {  # <round>
+  local kind hardened unhardened
+  echo "round $1, calls shape: the functions' own time for $calls_items items in one statement, rolled back"
+  printf '  %-8s %16s %16s %12s\n' call "hardened us/item" "unhardened" difference
+  for kind in single batch; do
+    psql "$dburl" -q -c "VACUUM quick.items, quick.pointers" >/dev/null
+    hardened=$(call_us_per_item "$producer_url" quick "$kind")
+    psql "$dburl" -q -c "VACUUM quick.items, quick.pointers" >/dev/null
+    unhardened=$(call_us_per_item "$legacy_url" unhardened "$kind")
+    awk -v k="$kind" -v h="$hardened" -v u="$unhardened" 'BEGIN { printf "  %-8s %16.2f %16.2f %12.2f\n", k, h, u, h - u }'
+  done
+}
+
 echo "${seconds} s per variant, ${rounds} round(s), shapes: ${shapes}, $(date -u +%FT%TZ)"
 for round in $(seq 1 "$rounds"); do
   case " $shapes " in *" batch "*)
@@ -136,4 +188,5 @@ for round in $(seq 1 "$rounds"); do
       single_plain single_items_shape single_lock_and_insert single_fast_path_unhardened \
       single_fast_path_quick@producer single_enqueue_now@producer ;;
   esac
+  case " $shapes " in *" calls "*) measure_calls "$round" ;; esac
 done

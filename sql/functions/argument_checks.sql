@@ -1,7 +1,7 @@
 -- Enqueue protocol: its files change together (docs/protocol.md#where-the-enqueue-protocol-lives).
 -- Validation shared by every entry point. Errors use SQLSTATE 22023 (invalid_parameter_value)
 -- and name the function and the offending argument, so clients can report them as they are.
--- docs/security.md lists every check, with its error text.
+-- docs/bad-input.md lists the checks, with their error texts (its tests run every row).
 CREATE OR REPLACE FUNCTION quick.check_argument(ok boolean, message text, VARIADIC args text[] DEFAULT '{}')
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
@@ -87,3 +87,19 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION quick.check_new_item(text,text,jsonb,interval,text,quick.limits,text) FROM PUBLIC;
+
+-- A text argument that must not be the empty string: `caller: name must not be empty`, followed
+-- by what NULL does instead where NULL is allowed (`null_means`, e.g. 'matches every tenant').
+-- An empty tenant or job type can name no zone or item: without this check a filter of '' would
+-- match nothing and a lookup would find nothing, both silently.
+CREATE OR REPLACE FUNCTION quick.check_not_empty(value text, name text, caller text, null_means text DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF value = '' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('%s: %s must not be empty%s', caller, name,
+                             CASE WHEN null_means IS NULL THEN '' ELSE format(' (NULL %s)', null_means) END);
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION quick.check_not_empty(text,text,text,text) FROM PUBLIC;

@@ -15,6 +15,8 @@ BEGIN
     PERFORM quick.check_argument(dequeue.max_items > 0,
         'quick.dequeue: max_items must be positive, got %s', coalesce(dequeue.max_items::text, 'NULL'));
     PERFORM quick.check_not_null(dequeue.tenant IS NULL, 'tenant', 'quick.dequeue');
+    PERFORM quick.check_not_empty(dequeue.tenant, 'tenant', 'quick.dequeue');
+    PERFORM quick.check_not_empty(dequeue.job_type, 'job_type', 'quick.dequeue', 'takes every job type');
     PERFORM quick.check_interval(lease_duration, 'lease_duration', 'quick.dequeue', false,
                                  (SELECT l.max_item_lease FROM quick.limits l), 'max_item_lease');
     RETURN QUERY

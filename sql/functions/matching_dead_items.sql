@@ -22,6 +22,12 @@ BEGIN
         '%s: error_contains must not be empty (NULL matches every error)', caller);
     PERFORM quick.check_argument(ids IS NULL OR cardinality(ids) <= 100000,
         '%s: at most 100000 ids at a time, got %s', caller, cardinality(ids)::text);
+    -- quick.find_dead_items names its filter arguments tenant_filter and job_type_filter.
+    PERFORM quick.check_not_empty(tenant, CASE WHEN caller = 'quick.find_dead_items' THEN 'tenant_filter' ELSE 'tenant' END,
+                                  caller, 'matches every tenant');
+    PERFORM quick.check_not_empty(job_type,
+                                  CASE WHEN caller = 'quick.find_dead_items' THEN 'job_type_filter' ELSE 'job_type' END,
+                                  caller, 'matches every job type');
     RETURN QUERY
     SELECT d.id FROM quick.dead_items d
      WHERE (matching_dead_items.tenant IS NULL OR d.tenant = matching_dead_items.tenant)

@@ -10,6 +10,8 @@ SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM quick.check_not_null(peek.tenant IS NULL, 'tenant', 'quick.peek');
+    PERFORM quick.check_not_empty(peek.tenant, 'tenant', 'quick.peek');
+    PERFORM quick.check_not_empty(peek.job_type, 'job_type', 'quick.peek', 'takes every job type');
     PERFORM quick.check_argument(peek.max_items > 0,
         'quick.peek: max_items must be positive, got %s', coalesce(peek.max_items::text, 'NULL'));
     RETURN QUERY

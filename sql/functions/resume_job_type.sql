@@ -11,6 +11,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM quick.check_not_null(resume_job_type.job_type IS NULL, 'job_type', 'quick.resume_job_type');
+    PERFORM quick.check_not_empty(resume_job_type.job_type, 'job_type', 'quick.resume_job_type');
     DELETE FROM quick.paused_job_types j WHERE j.job_type = resume_job_type.job_type;
     IF NOT FOUND THEN
         RETURN false;

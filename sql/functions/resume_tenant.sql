@@ -7,6 +7,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM quick.check_not_null(resume_tenant.tenant IS NULL, 'tenant', 'quick.resume_tenant');
+    PERFORM quick.check_not_empty(resume_tenant.tenant, 'tenant', 'quick.resume_tenant');
     DELETE FROM quick.paused_tenants t WHERE t.tenant = resume_tenant.tenant;
     IF NOT FOUND THEN
         RETURN false;

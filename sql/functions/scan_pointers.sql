@@ -27,8 +27,9 @@ BEGIN
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
     PERFORM quick.check_argument(max_pulls > 0,
         'quick.scan_pointers: max_pulls must be positive, got %s', coalesce(max_pulls::text, 'NULL'));
-    PERFORM quick.check_argument(next_vesting_within IS NULL OR next_vesting_within >= interval '0',
-        'quick.scan_pointers: next_vesting_within must be zero or positive, got %s', next_vesting_within::text);
+    PERFORM quick.check_argument(next_vesting_within IS NULL OR next_vesting_within BETWEEN interval '0' AND interval '1000 years',
+        'quick.scan_pointers: next_vesting_within must be zero to 1000 years (NULL: no bound), got %s',
+        next_vesting_within::text);
     pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
     IF FOUND THEN

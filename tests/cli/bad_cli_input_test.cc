@@ -11,6 +11,7 @@
 #include "support/commands.h"
 #include "support/items.h"
 #include "support/processes.h"
+#include "support/schema_snapshot.h"
 #include "support/test_database.h"
 
 namespace quick::testing {
@@ -63,15 +64,7 @@ class BadInputCliTest : public DatabaseTest {
     return run_command("QUICK_DATABASE_URL=" + shell_quote(url()) + " timeout 20 " + shell_quote(quick_) +
                        command.substr(std::string("quick").size()));
   }
-  std::string everything() {
-    std::string all;
-    for (const auto& table : {"items", "pointers", "pointer_pulls", "dead_items", "consumer_roles"}) {
-      for (const auto& row : query(std::string("SELECT t::text AS r FROM quick.") + table + " t ORDER BY r")) {
-        all += row[0].as<std::string>() + "\n";
-      }
-    }
-    return all;
-  }
+  std::string everything() { return every_row_of_schema_quick(url()); }
 
   std::string quick_;
   TempDir dir_;

@@ -11,6 +11,7 @@
 #include "support/commands.h"
 #include "support/items.h"
 #include "support/processes.h"
+#include "support/schema_snapshot.h"
 #include "support/test_database.h"
 
 namespace quick::testing {
@@ -37,21 +38,6 @@ std::vector<BadInputRow> documented_rows() {
   return rows;
 }
 
-// Every row of every table of schema quick, as text: what "changes nothing" compares.
-std::string everything_in_schema_quick(pqxx::connection& conn) {
-  pqxx::nontransaction session(conn);
-  std::string all;
-  for (const auto& table : session.exec("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
-                                        "c.relnamespace WHERE n.nspname = 'quick' AND c.relkind = 'r' ORDER BY 1")) {
-    const std::string name = table[0].as<std::string>();
-    for (const auto& row :
-         session.exec("SELECT t::text AS r FROM quick." + session.quote_name(name) + " t ORDER BY r")) {
-      all += name + ": " + row[0].as<std::string>() + "\n";
-    }
-  }
-  return all;
-}
-
 class BadInputTest : public DatabaseTest {};
 
 TEST_F(BadInputTest, EveryDocumentedBadInputFailsWithItsErrorAndChangesNothing) {
@@ -59,7 +45,7 @@ TEST_F(BadInputTest, EveryDocumentedBadInputFailsWithItsErrorAndChangesNothing) 
   ASSERT_GE(rows.size(), 50u) << "docs/bad-input.md lists no SQL rows between its markers";
   auto conn = connect();
   enqueue_committed(*conn, make_item("t"));
-  const std::string before = everything_in_schema_quick(*conn);
+  const std::string before = every_row_of_schema_quick(url());
   for (const auto& row : rows) {
     SCOPED_TRACE(row.sql);
     try {
@@ -71,7 +57,7 @@ TEST_F(BadInputTest, EveryDocumentedBadInputFailsWithItsErrorAndChangesNothing) 
       EXPECT_EQ(error.sqlstate(), row.sqlstate);
       EXPECT_THAT(error.what(), ::testing::HasSubstr(row.error));
     }
-    EXPECT_EQ(everything_in_schema_quick(*conn), before) << "a rejected input changed the queue";
+    EXPECT_EQ(every_row_of_schema_quick(url()), before) << "a rejected input changed the queue";
   }
 }
 

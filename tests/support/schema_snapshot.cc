@@ -96,3 +96,22 @@ std::string schema_difference(const std::vector<std::string>& expected, const st
 }
 
 }  // namespace quick::testing
+
+namespace quick::testing {
+
+std::string every_row_of_schema_quick(const std::string& url) {
+  pqxx::connection conn(url);
+  pqxx::nontransaction session(conn);
+  std::string all;
+  for (const auto& table : session.exec("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
+                                        "c.relnamespace WHERE n.nspname = 'quick' AND c.relkind = 'r' ORDER BY 1")) {
+    const std::string name = table[0].as<std::string>();
+    for (const auto& row :
+         session.exec("SELECT t::text AS r FROM quick." + session.quote_name(name) + " t ORDER BY r")) {
+      all += name + ": " + row[0].as<std::string>() + "\n";
+    }
+  }
+  return all;
+}
+
+}  // namespace quick::testing

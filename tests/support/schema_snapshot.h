@@ -12,6 +12,10 @@ namespace quick::testing {
 // row-level security policy.
 std::vector<std::string> schema_snapshot(const std::string& url);
 
+// Every row of every table of schema quick, as text (one line per row, "table: row"): what a bad
+// input's "changes nothing" compares.
+std::string every_row_of_schema_quick(const std::string& url);
+
 // The lines only in `expected` ("- ...") and only in `actual` ("+ ..."); empty when equal.
 std::string schema_difference(const std::vector<std::string>& expected, const std::vector<std::string>& actual);
 

@@ -199,6 +199,30 @@ TEST_F(RolesTest, AnAdministratorCancelsReplaysAndChangesTheLimits) {
   EXPECT_EQ(count_as(administrator, "SELECT count(*) FROM quick.items"), 1) << "sees every row";
 }
 
+TEST_F(RolesTest, AnAdministratorPlacesAndMovesTenantsAndNamesTenantLogins) {
+  TestLogin administrator("quick_admin");
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT quick.add_placement_database('two')", "SELECT quick.place_tenant('placed', 'two')",
+           "INSERT INTO quick.tenant_logins VALUES ('some_login', 'acme')",
+           "DELETE FROM quick.tenant_logins WHERE login = 'some_login'"}) {
+    EXPECT_EQ(sqlstate_as(administrator, sql), "") << sql << ": " << last_error_;
+  }
+  EXPECT_EQ(query_value<std::string>("SELECT quick.tenant_database('placed')"), "two");
+  // The move functions are the administrator's: refused here for what the moves lack (no such
+  // move, nothing to move), never for want of privilege.
+  for (const std::string& sql : std::vector<std::string>{
+           "SELECT * FROM quick.move_out_begin('placed', 'two', gen_random_uuid())",
+           "SELECT quick.move_in_begin('arriving', 'two', gen_random_uuid())",
+           "SELECT quick.move_in_items('arriving', '[]')", "SELECT quick.move_in_dead_items('arriving', '[]')",
+           "SELECT quick.move_out_dead_items('placed', '{}')",
+           "SELECT * FROM quick.move_out_finish('placed', gen_random_uuid())",
+           "SELECT quick.begin_move(gen_random_uuid(), 'placed', 'two', 'three')",
+           "SELECT quick.decide_move(gen_random_uuid(), 'abort', 'mover')",
+           "SELECT quick.finish_move(gen_random_uuid())"}) {
+    EXPECT_NE(sqlstate_as(administrator, sql), kDenied) << sql << ": " << last_error_;
+  }
+}
+
 TEST_F(RolesTest, ATenantLoginEnqueuesAndReadsOnlyItsOwnTenant) {
   TestLogin tenant_login("quick_producer");
   query("INSERT INTO quick.tenant_logins VALUES ('" + tenant_login.name() + "', 'acme')");
@@ -217,6 +241,19 @@ TEST_F(RolesTest, ATenantLoginEnqueuesAndReadsOnlyItsOwnTenant) {
     pqxx::work txn(conn);
     EXPECT_THROW(enqueue_in(txn, make_item("globex")), pqxx::sql_error) << "the C++ fast path checks too";
   }
+  {
+    pqxx::connection conn(tenant_login.url(keyword_url()));
+    pqxx::work txn(conn);
+    EXPECT_THROW(enqueue_batch_in(txn, {make_item("acme"), make_item("globex")}), pqxx::sql_error)
+        << "the batch fast path checks every item";
+  }
+  // Dead items: its own tenant's only, with plain SQL.
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, reason) "
+      "VALUES (999998, 'globex', 'job', 0, 3, '{\"secret\": \"globex\"}', now(), 'failed'), "
+      "(999999, 'acme', 'job', 0, 3, '{}', now(), 'failed')");
+  EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.dead_items"), 1);
+  EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.dead_items WHERE tenant = 'globex'"), 0);
   // Its own rows, payloads included, with plain SQL; none of another tenant's.
   EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.items"), 2);
   EXPECT_EQ(count_as(tenant_login, "SELECT count(*) FROM quick.items WHERE payload::text LIKE '%globex%'"), 0);

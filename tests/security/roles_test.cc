@@ -172,6 +172,12 @@ TEST_F(RolesTest, AConsumerRunsTheWholeConsumerButCannotCancelReplayOrChangeLimi
            "SELECT * FROM quick.find_dead_items()", "INSERT INTO quick.paused_tenants (tenant) VALUES ('t')"}) {
     EXPECT_EQ(sqlstate_as(consumer_login, sql), kDenied) << sql;
   }
+  // No table directly, not even the pause lists and placements (migration 0014): the views and the
+  // functions read them.
+  for (const char* table : {"items", "pointers", "paused_tenants", "paused_job_types", "moved_tenants",
+                            "placement_databases", "tenant_placements", "tenant_moves", "limits"}) {
+    EXPECT_EQ(sqlstate_as(consumer_login, std::string("SELECT count(*) FROM quick.") + table), kDenied) << table;
+  }
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + id), 1);
 }
 

@@ -10,9 +10,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "local_postgres/local_cluster.h"
 #include "quick/quick.h"
 #include "support/commands.h"
 #include "support/items.h"
+#include "support/processes.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -271,6 +273,54 @@ TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
   const auto second = run_psql_file(url(), views);
   EXPECT_EQ(second.exit_code, 0) << second.output;
   EXPECT_EQ(query_value<int>("SELECT orphaned_zones FROM quick.queue_summary"), 0);
+}
+
+// The roles are cluster-wide, so this needs a cluster of its own where they do not exist yet
+// (docs/security.md#installing-without-createrole): a login without CREATEROLE that owns its
+// database migrates up to migration 0006, which stops with a message naming what to do; once an
+// administrator has created the roles, the same login's next migrate goes on from there.
+TEST(MigrateWithoutCreateroleTest, Migration0006AsksForTheRolesAndMigrateGoesOnOnceTheyExist) {
+  testing::TempDir dir;
+  local_postgres::LocalCluster cluster(dir / "cluster");
+  const std::string superuser = cluster.start();
+  struct StopCluster {
+    local_postgres::LocalCluster& cluster;
+    ~StopCluster() {
+      try {
+        cluster.stop();
+      } catch (const std::exception& error) {
+        ADD_FAILURE() << "could not stop the test's cluster: " << error.what();
+      }
+    }
+  } stop_cluster{cluster};
+  {
+    pqxx::connection admin(superuser);
+    pqxx::nontransaction session(admin);
+    session.exec("CREATE ROLE installer LOGIN NOCREATEROLE PASSWORD 'installer-password'");
+    session.exec("CREATE DATABASE installed OWNER installer");
+  }
+  pqxx::connection installer(cluster.connection_string("installed") +
+                             " user=installer password=installer-password passfile=/dev/null");
+  try {
+    migrate(installer);
+    ADD_FAILURE() << "migrated without the roles";
+  } catch (const std::exception& error) {
+    EXPECT_THAT(error.what(), HasSubstr("role quick_producer does not exist and installer may not create roles"));
+  }
+  {
+    pqxx::connection admin(superuser);
+    pqxx::nontransaction session(admin);
+    for (const char* role : {"quick_producer", "quick_consumer", "quick_admin"}) {
+      session.exec(std::string("CREATE ROLE ") + role + " NOLOGIN");
+    }
+  }
+  migrate(installer);
+  pqxx::nontransaction check(installer);
+  EXPECT_GE(check.exec1("SELECT max(version) FROM quick.schema_migrations")[0].as<int>(), 14);
+  EXPECT_TRUE(check
+                  .exec1("SELECT has_function_privilege('quick_producer', 'quick.enqueue(text,text,jsonb,interval,"
+                         "integer,text)', 'EXECUTE')")[0]
+                  .as<bool>());
 }
 
 }  // namespace

@@ -7,11 +7,14 @@
 
 #include <httplib.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
@@ -562,6 +565,53 @@ TEST_F(WorkerCommandTest, MetricsOffServesNothingAndAMalformedAddressIsRefused) 
   ASSERT_TRUE(refused->wait_for(seconds(30))) << refused->err();
   EXPECT_NE(refused->exit_code(), std::optional<int>(0));
   EXPECT_NE(refused->err().find("host:port"), std::string::npos) << refused->err();
+}
+
+// A worker whose process stalls (SIGSTOP: a frozen VM, a debugger, a swapped-out host) holds its
+// zone's pointer and its items no longer than their bounds (docs/consumer.md#errors): none of its
+// sessions is left inside a transaction (each visit is one autocommit statement, within its byte
+// budget, so the server finishes it without the client), its zone can be locked by others at
+// once, and once its item lease (1 s here) has run out without an extension another worker runs
+// the item.
+TEST_F(WorkerCommandTest, AFrozenWorkerHoldsNoLocksAndItsItemLeasesLapse) {
+  enqueue_one("t1", "slow");
+  const std::string job_types = R"(  slow:
+    command: 'echo $$ >> "$OUT_DIR/runs"; exec sleep 30'
+)";
+  auto frozen = start_worker(config_yaml(job_types), "frozen");
+  ASSERT_NE(frozen, nullptr);
+  const auto runs = [&] {
+    std::ifstream file(dir_ / "runs");
+    std::vector<pid_t> pids;
+    for (pid_t pid = 0; file >> pid;) pids.push_back(pid);
+    return pids;
+  };
+  ASSERT_TRUE(eventually([&] { return runs().size() == 1 || frozen->exited(); }, seconds(30))) << frozen->err();
+  frozen->signal(SIGSTOP);
+  EXPECT_TRUE(eventually(
+      [&] {
+        return count("pg_stat_activity",
+                     "application_name LIKE 'quick/cli-worker-test/%' "
+                     "AND state <> 'idle'") == 0;
+      },
+      seconds(10)))
+      << "a frozen worker's session stayed inside a statement or a transaction";
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM (SELECT 1 FROM quick.pointers WHERE tenant = 't1' "
+                             "FOR UPDATE NOWAIT) locked"),
+            1)
+      << "the zone's pointer can be locked";
+
+  std::string other = config_yaml(job_types);
+  other.replace(other.find("cli-worker-test"), std::string("cli-worker-test").size(), "cli-worker-other");
+  auto second = start_worker(other, "second");
+  ASSERT_NE(second, nullptr);
+  EXPECT_TRUE(eventually([&] { return runs().size() == 2; }, seconds(30)))
+      << "the frozen worker's item did not run elsewhere:\n"
+      << second->err();
+  frozen->signal(SIGKILL);
+  frozen->wait_for(seconds(10));
+  stop_worker(*second, SIGTERM, seconds(10));
+  for (const pid_t pid : runs()) ::kill(pid, SIGKILL);  // the commands' sleeps
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 --                   (docs/benchmarks.md#9-wake-up); a transaction that only notifies writes
 --                   just its commit record, does not wait for it to be flushed, and so holds
 --                   that lock for a moment.
+--   one_call        as after_commit, for the one-call statements only (enqueue_now.sql sets it for
+--                   their own transaction): not even due while every listening Scanner is awake
+--                   (sql/functions/scanner_sleep.sql).
 -- Called where producers make work vest earlier than the Scanners know: the wake_consumers
 -- triggers (a new pointer, a pull request) and the fast paths' pulls in the caller's transaction.
 -- Anyone may send this notification (Postgres has no privilege for NOTIFY): it costs a Scanner
@@ -32,6 +35,20 @@ BEGIN
     IF mode IN ('off', 'false') THEN
         RETURN;
     ELSIF mode = 'after_commit' THEN
+        PERFORM pg_catalog.set_config('quick.wakeup_due', 'on', true);
+    ELSIF mode = 'one_call' THEN
+        -- The one-call statements' own mode (set for their transaction only): as after_commit,
+        -- but skipped while no listening Scanner sleeps (sql/functions/scanner_sleep.sql): the
+        -- barrier, held until this transaction commits, then the sleepers' lock, tried and let go
+        -- in one expression (a cancel between two statements would leave it held by the session).
+        IF pg_catalog.current_setting('quick.wakeup_due', true) IS NOT DISTINCT FROM 'on' THEN
+            RETURN;  -- due already (a batch's earlier zone)
+        END IF;
+        IF pg_catalog.pg_try_advisory_xact_lock_shared(487085218668) THEN
+            IF pg_catalog.pg_try_advisory_lock(487085218669) AND pg_catalog.pg_advisory_unlock(487085218669) THEN
+                RETURN;
+            END IF;
+        END IF;
         PERFORM pg_catalog.set_config('quick.wakeup_due', 'on', true);
     ELSIF pg_catalog.current_setting('quick.wakeup_sent', true) IS DISTINCT FROM pg_catalog.pg_current_xact_id()::text THEN
         -- The transaction's id, not 'on': a session-wide SET of the name cannot mute a session.

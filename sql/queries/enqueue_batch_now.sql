@@ -8,7 +8,7 @@
 -- Fast-path rows carry no ordinal (their ids ascend in input order); quick.enqueue_batch's do.
 --
 -- The wake-up waits for the commit, as in enqueue_now.sql: w sets quick.wake_consumers to
--- after_commit before the fast path runs (it refers to w), and so before quick.enqueue_batch,
+-- one_call before the fast path runs (it refers to w), and so before quick.enqueue_batch,
 -- which runs only after the fast path's rows are known; every row carries wakeup_due, read once
 -- all of them were produced (both branches are set-returning plpgsql functions, which run to
 -- their end before returning a row). Should w ever run
@@ -18,7 +18,7 @@
 WITH w AS MATERIALIZED (
     SELECT pg_catalog.set_config('quick.wake_consumers',
              CASE WHEN pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true)) IN ('off', 'false')
-                  THEN 'off' ELSE 'after_commit' END, true) AS mode),
+                  THEN 'off' ELSE 'one_call' END, true) AS mode),
 fast AS MATERIALIZED (
     SELECT f.id FROM w, LATERAL quick.enqueue_batch_into_existing_zones($1::jsonb, w.mode IS NOT NULL) f(id)
      WHERE NOT $2::boolean),

@@ -6,14 +6,14 @@
 -- the database refuses) does quick.enqueue run: COALESCE stops at its first non-NULL argument,
 -- and the subquery, an InitPlan, is evaluated only when COALESCE reaches it.
 --
--- The wake-up waits for the commit (quick.notify_consumers, mode after_commit): the statement
+-- The wake-up waits for the commit (quick.notify_consumers, mode one_call): the statement
 -- sets quick.wake_consumers for its transaction first (w: the enqueue refers to w, so it runs
 -- after it; a session that turned notifications off keeps them off) and returns wakeup_due; the
 -- caller then notifies in a transaction of its own (wake_up_after_commit.sql).
 SELECT e.item_id, pg_catalog.current_setting('quick.wakeup_due', true) IS NOT DISTINCT FROM 'on' AS wakeup_due
   FROM (SELECT pg_catalog.set_config('quick.wake_consumers',
              CASE WHEN pg_catalog.lower(pg_catalog.current_setting('quick.wake_consumers', true)) IN ('off', 'false')
-                  THEN 'off' ELSE 'after_commit' END, true) AS mode) w,
+                  THEN 'off' ELSE 'one_call' END, true) AS mode) w,
        LATERAL (SELECT coalesce(quick.enqueue_into_existing_zone($1, $2, $3::jsonb, $4::interval, $5, true),
                                 (SELECT x.item_id FROM quick.enqueue($1, $2, $3::jsonb, $4::interval, $5) x)) AS item_id
                  WHERE w.mode IS NOT NULL) e

@@ -13,6 +13,7 @@
 #include "scanner/next_vesting_horizon.h"
 #include "scanner/pointer_selection.h"
 #include "scanner/scan_floors.h"
+#include "scanner/sleep_announcement.h"
 #include "scanner/vested_since.h"
 #include "scanner/visit_size.h"
 #include "store/error_classification.h"
@@ -38,6 +39,7 @@ struct ScannedDatabase {
   NextVestingHorizon horizon;       // how far ahead the next scan reads the next vesting time
   LastScan last_scan;               // what the last scan found, for the sleep after the round
   int floors_connects;              // session.connects() when scan_floors was last started afresh
+  SleepAnnouncement sleep;          // skipping wake-ups while this Scanner is awake
 };
 
 // Whether a notification wakes the Scanner when work becomes due (else it polls).
@@ -235,6 +237,24 @@ std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
                    scans, IdleClock::now());
 }
 
+// Before an idle sleep of a listening Scanner: announces it in every database
+// (scanner/sleep_announcement.h). kScanOnceMore when any database announced it just now (what the
+// enqueues that skipped their wake-up wrote is committed, and a round must read it before the
+// sleep), kPoll when any could not.
+SleepAnnouncement::BeforeSleep announce_sleep(std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
+  auto outcome = SleepAnnouncement::BeforeSleep::kSleep;
+  for (auto& db : databases) {
+    const auto before = db->sleep.before_sleep(db->session);
+    if (before == SleepAnnouncement::BeforeSleep::kPoll) {
+      outcome = before;
+    } else if (before == SleepAnnouncement::BeforeSleep::kScanOnceMore &&
+               outcome == SleepAnnouncement::BeforeSleep::kSleep) {
+      outcome = before;
+    }
+  }
+  return outcome;
+}
+
 }  // namespace
 
 void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
@@ -251,7 +271,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
                            scanner.partition_grace.count() > 0),
         DeadItemRetention(runtime->config.name),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), VestedSince{},
-        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), LastScan{}, 0}));
+        ScanFloorKeeper{}, NextVestingHorizon(scanner.idle_poll_interval, longest_idle_wait(core)), LastScan{}, 0,
+        SleepAnnouncement{}}));
   }
   std::mt19937_64 random(std::random_device{}());
   std::vector<int> order(databases.size());
@@ -297,6 +318,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       }
       if (core.stop_scanning.requested()) break;
     }
+    for (auto& db : databases) db->sleep.after_round(db->session, selected_this_round > 0);
     if (selected_this_round == 0) {
       // Nothing new to select. If only because this consumer is busy with every vested zone,
       // look again soon: when a visit ends or a notification comes, or after a quarter of the
@@ -304,7 +326,13 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       // is idle: sleep until woken (a notification, a visit's end) or new work can vest.
       const auto busy_wait = std::max(std::chrono::milliseconds(1),
                                       std::min(scanner.idle_poll_interval, scanner.in_order_lease_duration / 3) / 4);
-      core.wakeups.wait_for(wakeups_seen, all_busy ? busy_wait : round_idle_wait(core, databases));
+      // A listening Scanner announces its sleep first, so that enqueues send their wake-ups again
+      // (scanner/sleep_announcement.h): then one more round, or a poll when it could not.
+      auto before_sleep = SleepAnnouncement::BeforeSleep::kSleep;
+      if (!all_busy && listening(core)) before_sleep = announce_sleep(databases);
+      if (before_sleep == SleepAnnouncement::BeforeSleep::kScanOnceMore) continue;
+      const bool short_wait = all_busy || before_sleep == SleepAnnouncement::BeforeSleep::kPoll;
+      core.wakeups.wait_for(wakeups_seen, short_wait ? busy_wait : round_idle_wait(core, databases));
     }
   }
   for (auto& db : databases) {

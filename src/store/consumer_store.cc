@@ -137,6 +137,12 @@ void release_role(pqxx::transaction_base& txn, const std::string& role, const st
   exec_named(txn, QUICK_QUERY(release_role), role, holder);
 }
 
+bool scanner_sleeps(pqxx::transaction_base& txn) {
+  return exec_named(txn, QUICK_QUERY(scanner_sleeps)).at(0)[0].as<bool>();
+}
+
+void scanner_wakes(pqxx::transaction_base& txn) { exec_named(txn, QUICK_QUERY(scanner_wakes)); }
+
 std::vector<std::string> live_consumers(pqxx::transaction_base& txn) {
   std::vector<std::string> ids;
   for (const auto& row : exec_named(txn, QUICK_QUERY(live_consumers))) ids.push_back(row[0].as<std::string>());

@@ -84,6 +84,12 @@ std::string claim_role(pqxx::transaction_base& txn, const std::string& role, con
                        std::chrono::milliseconds lease_duration);
 void release_role(pqxx::transaction_base& txn, const std::string& role, const std::string& holder);
 
+// The Scanner's side of skipping wake-ups while every listening Scanner is awake
+// (sql/functions/scanner_sleep.sql), on its own session: before an idle sleep (false: the wait for
+// enqueues that skipped their wake-up ran out), and once it selects work again.
+bool scanner_sleeps(pqxx::transaction_base& txn);
+void scanner_wakes(pqxx::transaction_base& txn);
+
 // Ids of the consumers whose membership role ('member:<id>') is live, sorted; forgets memberships
 // that ran out long ago.
 std::vector<std::string> live_consumers(pqxx::transaction_base& txn);

@@ -84,6 +84,39 @@ TEST_F(WakeUpTest, AnIdleConsumerSleepsAndANewItemWakesItAtOnce) {
   consumer.stop();
 }
 
+// The one-call enqueue skips its wake-up while every listening Scanner is awake
+// (docs/consumer.md#skipping-the-wake-up-while-every-scanner-is-awake): a sleeping consumer is
+// woken by one at once, a busy one receives few of them while a stream of one-call enqueues
+// runs, and once idle again it is woken at once again. Polling alone would take 10 s here.
+TEST_F(WakeUpTest, OneCallEnqueuesWakeASleepingConsumerButNotABusyOne) {
+  Consumer consumer(sleepy_config("handshake"));
+  std::atomic<int> runs{0};
+  start_counting(consumer, runs);
+  wait_until_asleep(consumer, "handshake");
+  auto conn = connect();
+  const auto one_call = [&](const std::string& tenant) {
+    NewItem item;
+    item.tenant = tenant;
+    item.job_type = "job";
+    quick::enqueue(*conn, item);
+  };
+
+  one_call("first");
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }, seconds(5))) << "woken by the first";
+
+  const auto wakeups_before = consumer.stats().wakeups;
+  constexpr int kStream = 500;  // as fast as one connection enqueues: the Scanner finds work at every scan
+  for (int i = 0; i < kStream; ++i) one_call("stream-" + std::to_string(i % 50));
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1 + kStream; }, seconds(10))) << runs.load() << " ran";
+  EXPECT_LT(consumer.stats().wakeups - wakeups_before, static_cast<std::uint64_t>(kStream / 4))
+      << "a busy consumer is sent few wake-ups";
+
+  wait_until_asleep(consumer, "handshake");
+  one_call("after");
+  ASSERT_TRUE(eventually([&] { return runs.load() == 2 + kStream; }, seconds(5))) << "woken again once idle";
+  consumer.stop();
+}
+
 TEST_F(WakeUpTest, ADelayedItemRunsWhenItVestsWithoutPolling) {
   Consumer consumer(sleepy_config("delayed"));
   std::atomic<bool> ran{false};

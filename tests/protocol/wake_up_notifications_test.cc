@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "quick/producer.h"
 #include "support/enqueue_paths.h"
@@ -156,6 +158,11 @@ TEST_F(WakeUpSettingTest, PullingAParkedPointerInTheCallersTransactionNotifies) 
 // every other path, one per enqueue that needs one.
 class OneCallWakeUpTest : public testing::DatabaseTest {
  protected:
+  // The session holds the sleepers' lock, as a listening Scanner does while it sleeps
+  // (sql/functions/scanner_sleep.sql): without one, the one-call enqueues skip their wake-ups.
+  static void sleep_as_a_scanner(pqxx::connection& conn) {
+    EXPECT_TRUE(pqxx::nontransaction(conn).exec1("SELECT quick.scanner_sleeps()")[0].as<bool>());
+  }
   // One one-call enqueue for `tenant` (single item or a batch of two); returns the
   // notifications it sent.
   int enqueue_and_count(pqxx::connection& conn, Listener& listener, const std::string& tenant, bool batch) {
@@ -176,6 +183,7 @@ TEST_F(OneCallWakeUpTest, NotifiesForANewZoneAndAParkedZoneButNotForADueOne) {
     query("SELECT quick.enqueue('parked" + suffix + "', 'job', '{}', interval '1 hour')");
     auto listening = connect();
     Listener listener(*listening);
+    sleep_as_a_scanner(*listening);
     auto conn = connect();
     EXPECT_EQ(enqueue_and_count(*conn, listener, "new" + suffix, batch), 1) << "a new zone";
     EXPECT_EQ(enqueue_and_count(*conn, listener, "parked" + suffix, batch), 1) << "a parked zone";
@@ -194,6 +202,7 @@ TEST_F(OneCallWakeUpTest, TheEnqueueStatementCommitsWithoutNotifyingAndLeavesItT
   query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
   auto listening = connect();
   Listener listener(*listening);
+  sleep_as_a_scanner(*listening);
   const auto statement = testing::query_file_with_literals(
       "enqueue_now", {{"$1", "'parked'"}, {"$2", "'job'"}, {"$3", "'{}'"}, {"$4", "'0'"}, {"$5", "0"}});
   auto conn = connect();
@@ -223,6 +232,7 @@ TEST_F(OneCallWakeUpTest, TheEnqueueStatementCommitsWithoutNotifyingAndLeavesItT
 TEST_F(OneCallWakeUpTest, ASessionThatDefersWakeUpsStillGetsTheNotification) {
   auto listening = connect();
   Listener listener(*listening);
+  sleep_as_a_scanner(*listening);
   auto conn = connect();
   pqxx::nontransaction(*conn).exec("SET quick.wake_consumers = after_commit");
   EXPECT_EQ(enqueue_and_count(*conn, listener, "deferring", false), 1);
@@ -235,6 +245,7 @@ TEST_F(OneCallWakeUpTest, TheBatchStatementLeavesTheWakeUpToTheCallerOnBothBranc
   query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
   auto listening = connect();
   Listener listener(*listening);
+  sleep_as_a_scanner(*listening);
   auto conn = connect();
   pqxx::nontransaction autocommit(*conn);
   for (const std::string tenant : {"parked", "brand_new"}) {
@@ -244,6 +255,61 @@ TEST_F(OneCallWakeUpTest, TheBatchStatementLeavesTheWakeUpToTheCallerOnBothBranc
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_TRUE(rows[0][3].as<bool>()) << "the wake-up is due";
     EXPECT_EQ(listener.received_within(kWait), 0) << "the enqueue's own transaction notified";
+  }
+}
+
+// While no listening Scanner sleeps (none holds the sleepers' lock), a one-call enqueue into a
+// parked zone still pulls its pointer in but skips the wake-up: the Scanners are scanning anyway
+// (sql/functions/scanner_sleep.sql). Once one announces its sleep, the wake-ups come again; once
+// it wakes, they stop.
+TEST_F(OneCallWakeUpTest, WhileEveryScannerIsAwakeTheOneCallEnqueueSkipsItsWakeUp) {
+  query("SELECT quick.enqueue('parked', 'job', '{}', interval '1 hour')");
+  query("SELECT quick.enqueue('parked_again', 'job', '{}', interval '1 hour')");
+  auto listening = connect();
+  Listener listener(*listening);
+  auto conn = connect();
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "parked", false), 0) << "nobody asleep";
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "brand_new", true), 0) << "a new zone too";
+  EXPECT_TRUE(
+      query_value<bool>("SELECT EXISTS (SELECT 1 FROM quick.pointers WHERE tenant = 'parked' "
+                        "AND vesting_time <= now())"))
+      << "the pointer was pulled all the same";
+  sleep_as_a_scanner(*listening);
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "parked_again", false), 1) << "a Scanner sleeps";
+  EXPECT_TRUE(pqxx::nontransaction(*listening).exec1("SELECT quick.scanner_wakes()")[0].as<bool>());
+  EXPECT_EQ(enqueue_and_count(*conn, listener, "newer", false), 0) << "awake again";
+}
+
+// The barrier: a Scanner about to sleep waits for an enqueue that skipped its wake-up to commit,
+// so that its last scan, after the wait, sees what that enqueue wrote; when the enqueue's
+// transaction stays open past the wait's bound (50 ms), it is told to poll instead of sleeping.
+TEST_F(OneCallWakeUpTest, AScannerGoingToSleepWaitsForTheEnqueuesThatSkippedTheirWakeUp) {
+  for (const auto open_for : {std::chrono::milliseconds(10), std::chrono::milliseconds(400)}) {
+    SCOPED_TRACE(open_for.count());
+    auto enqueuer = connect();
+    pqxx::work txn(*enqueuer);
+    txn.exec("SET LOCAL quick.wake_consumers = one_call");  // the one-call statements' own mode
+    txn.exec("SELECT quick.notify_consumers()");
+    EXPECT_TRUE(txn.exec1("SELECT current_setting('quick.wakeup_due', true) IS DISTINCT FROM 'on'")[0].as<bool>())
+        << "skipped: nobody asleep";
+    auto scanner = connect();
+    std::chrono::steady_clock::duration waited{};  // how long the call took
+    auto sleeping = std::async(std::launch::async, [&] {
+      const auto started = std::chrono::steady_clock::now();
+      const bool result = pqxx::nontransaction(*scanner).exec1("SELECT quick.scanner_sleeps()")[0].as<bool>();
+      waited = std::chrono::steady_clock::now() - started;
+      return result;
+    });
+    std::this_thread::sleep_for(open_for);
+    txn.commit();
+    const bool asleep = sleeping.get();
+    if (open_for < std::chrono::milliseconds(50)) {
+      EXPECT_TRUE(asleep);
+      EXPECT_GE(waited, open_for / 2) << "it waited for the enqueue's commit";
+    } else {
+      EXPECT_FALSE(asleep) << "the wait ran out: poll";
+      EXPECT_LT(waited, open_for);
+    }
   }
 }
 

@@ -14,7 +14,7 @@
 -- to sleep only through the barrier, after this enqueue's commit, and its last scan comes after
 -- that. Any failure to take a lock counts as "someone may be asleep": the enqueue notifies.
 
--- A listening Scanner is about to sleep: waits (at most 50 ms for each lock) for the one-call
+-- A listening Scanner is about to sleep: waits (at most 5 ms for each lock) for the one-call
 -- enqueues that skipped their wake-up to commit, then holds the sleepers' lock. Returns false,
 -- holding neither lock, when a wait ran out (an enqueue's transaction still open, or a session
 -- holding the sleepers' lock exclusively): the Scanner then polls instead of sleeping. The caller

@@ -7,13 +7,29 @@
 #include "util/logging.h"
 
 namespace quick::scanner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The database refuses the call itself (its functions predate the handshake, or the login may not
+// execute it): no lock was taken.
+bool refused_call(const store::ErrorClassification& error) {
+  return error.sqlstate == "42883" || error.sqlstate == "42501";
+}
+
+}  // namespace
 
 SleepAnnouncement::BeforeSleep SleepAnnouncement::before_sleep(core::DatabaseSession& session) {
   busy_rounds_ = 0;
-  if (holds(session) || std::chrono::steady_clock::now() < unsupported_until_) return BeforeSleep::kSleep;
+  if (holds(session)) return BeforeSleep::kSleep;
+  // Without a session (its last scan failed) nothing is announced: the Scanner polls, and its
+  // next scan reconnects.
+  if (!session.connected()) return BeforeSleep::kPoll;
+  const auto now = Clock::now();
+  if (now < refused_until_) return BeforeSleep::kSleep;  // as before the handshake
+  if (now < failed_until_) return BeforeSleep::kPoll;
   try {
-    pqxx::connection& conn = session.connection();
-    pqxx::nontransaction statement(conn);
+    pqxx::nontransaction statement(session.connection());
     if (!store::scanner_sleeps(statement)) return BeforeSleep::kPoll;
     announced_ = true;
     announced_connects_ = session.connects();
@@ -21,17 +37,17 @@ SleepAnnouncement::BeforeSleep SleepAnnouncement::before_sleep(core::DatabaseSes
   } catch (...) {
     const auto error = store::classify_current_exception();
     announced_ = false;
-    if (error.sqlstate == "42883") {
-      // The database's functions predate the handshake: sleep without announcing, as before.
-      unsupported_until_ = std::chrono::steady_clock::now() + kUnsupportedRetry;
+    if (refused_call(error)) {
+      refused_until_ = now + kRefusedRetry;
       util::component_logger("quick.scanner")
-          ->warn(
-              "this database has no quick.scanner_sleeps() (run quick migrate): for a minute, an idle Scanner "
-              "sleeps there without announcing it");
+          ->warn("quick.scanner_sleeps() refused ({}): for {} s an idle Scanner sleeps without announcing it",
+                 error.message, kRefusedRetry.count());
       return BeforeSleep::kSleep;
     }
-    // The call may have taken a lock before it failed: a new session surely holds none.
+    // The call may have taken a lock before it failed: a new session surely holds none. Polled
+    // meanwhile, and tried again a second later, not at every idle round.
     session.reset();
+    failed_until_ = now + kFailedRetry;
     util::component_logger("quick.scanner")->warn("announcing an idle Scanner's sleep: {}", error.message);
     return BeforeSleep::kPoll;
   }
@@ -42,7 +58,8 @@ void SleepAnnouncement::after_round(core::DatabaseSession& session, bool selecte
     busy_rounds_ = 0;
     return;
   }
-  if (++busy_rounds_ < kBusyRoundsToWake || !announced_) return;
+  if (busy_rounds_ < kBusyRoundsToWake) ++busy_rounds_;
+  if (busy_rounds_ < kBusyRoundsToWake || !announced_) return;
   const bool held = holds(session);
   announced_ = false;
   if (!held) return;  // a new session holds no lock

@@ -43,10 +43,14 @@ class SleepAnnouncement {
   bool announced_ = false;
   int announced_connects_ = -1;  // session.connects() when announced: a later session holds nothing
   int busy_rounds_ = 0;
-  // The database had no quick.scanner_sleeps() (functions older than the handshake): sleep without
-  // announcing until then, and try again (a migrate may have come meanwhile).
-  std::chrono::steady_clock::time_point unsupported_until_{};
-  static constexpr std::chrono::minutes kUnsupportedRetry{1};
+  // The database refused quick.scanner_sleeps() itself (functions older than the handshake, or no
+  // EXECUTE): sleep without announcing, as before the handshake, until then; tried again after
+  // kRefusedRetry (a migrate may have come meanwhile).
+  std::chrono::steady_clock::time_point refused_until_{};
+  static constexpr std::chrono::seconds kRefusedRetry{10};
+  // Any other failure: poll, and try again after kFailedRetry.
+  std::chrono::steady_clock::time_point failed_until_{};
+  static constexpr std::chrono::seconds kFailedRetry{1};
 };
 
 }  // namespace quick::scanner

@@ -9,6 +9,11 @@
 // build's functions afterwards. A database whose schema is newer than this build is refused with
 // SchemaError and left untouched.
 //
+// It acts as the schema's owner: once migration 0015 has given schema quick to the role
+// quick_admin, any member of quick_admin may migrate, and the session switches to that role for
+// the run (SET ROLE; restored afterwards), so what it creates belongs to quick_admin. A login that
+// is not a member is refused with SchemaError before anything runs (docs/security.md).
+//
 // Unlike producer.h and zone.h, migrate() commits: it runs its own transactions on `conn`, which
 // must have none open.
 //

@@ -58,6 +58,63 @@ class SessionAdvisoryLock {
   pqxx::connection& conn_;
 };
 
+// Runs the migration as the role that owns schema quick (quick_admin since migration 0015)
+// whenever the login is a member of it, so that any such member may migrate and what it creates
+// belongs to the owner, not to the login (docs/security.md#who-owns-the-schema). A login that may
+// not act as the owner is refused up front, with what to grant, instead of failing half-way on a
+// "must be owner" error. Restores the session's role when the migration is over.
+class ActingAsSchemaOwner {
+ public:
+  explicit ActingAsSchemaOwner(pqxx::connection& conn) : conn_(conn) {
+    pqxx::nontransaction session(conn_);
+    previous_role_ = session.exec("SELECT pg_catalog.current_setting('role')").at(0)[0].as<std::string>();
+  }
+  ~ActingAsSchemaOwner() {
+    try {
+      pqxx::nontransaction session(conn_);
+      session.exec_params("SELECT pg_catalog.set_config('role', $1, false)", previous_role_);
+    } catch (const std::exception&) {
+      // A broken connection has no role left to restore.
+    }
+  }
+  ActingAsSchemaOwner(const ActingAsSchemaOwner&) = delete;
+  ActingAsSchemaOwner& operator=(const ActingAsSchemaOwner&) = delete;
+
+  // Called before the migrations and again before the definitions: migration 0015 hands the
+  // schema to quick_admin on the way.
+  void become_owner() {
+    pqxx::nontransaction session(conn_);
+    // A superuser has the rights already; it switches only to a group role (quick_admin), whose
+    // objects must stay its own. Before migration 0015 the owner is the login that installed.
+    const auto owner = session.exec(
+        "SELECT pg_catalog.pg_get_userbyid(o.oid), pg_catalog.pg_has_role(current_user, o.oid, 'MEMBER'), "
+        "       o.oid = me.oid OR (me.rolsuper AND o.rolcanlogin), o.rolcanlogin, current_user "
+        "  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner, "
+        "       pg_catalog.pg_roles me "
+        " WHERE n.nspname = 'quick' AND me.rolname = current_user");
+    if (owner.empty() || owner[0][2].as<bool>()) return;
+    const auto owner_name = owner[0][0].as<std::string>();
+    if (!owner[0][1].as<bool>()) {
+      const auto login = owner[0][4].as<std::string>();
+      const std::string where = "schema quick in database " + std::string(conn_.dbname()) + " belongs to ";
+      if (owner[0][3].as<bool>()) {
+        // Before migration 0015 the installing login owns it: membership would not let another
+        // login hand the schema over, which only its owner or a superuser may.
+        throw SchemaError(where + "the login " + owner_name + ", not to " + login + ": migrate as " + owner_name +
+                          " or a superuser (migration 0015 then gives the schema to quick_admin, whose members may "
+                          "migrate from then on; docs/security.md#who-owns-the-schema)");
+      }
+      throw SchemaError(where + owner_name + ", and " + login + " is not a member of it: migrate as a member (GRANT " +
+                        owner_name + " TO " + login + ", docs/security.md#who-owns-the-schema)");
+    }
+    session.exec_params("SELECT pg_catalog.set_config('role', $1, false)", owner_name);
+  }
+
+ private:
+  pqxx::connection& conn_;
+  std::string previous_role_;
+};
+
 std::string migration_label(const embedded::Migration& migration) {
   char version[16];
   std::snprintf(version, sizeof version, "%04d", migration.version);
@@ -97,6 +154,8 @@ void require_current_schema(pqxx::connection& conn) {
 
 MigrationReport migrate(pqxx::connection& conn) {
   SessionAdvisoryLock lock(conn);
+  ActingAsSchemaOwner owner(conn);
+  owner.become_owner();
   MigrationReport report;
   report.version_before = read_applied_version(conn);
   const int latest = latest_schema_version();
@@ -121,6 +180,7 @@ MigrationReport migrate(pqxx::connection& conn) {
     }
     report.applied.push_back(label);
   }
+  owner.become_owner();
   schema::apply_definitions(conn);
   report.version_after = read_applied_version(conn);
   return report;

@@ -78,6 +78,11 @@ TEST_F(MigrateTest, MigrateAppliesEveryMigrationToAnEmptyDatabaseAndRecordsTheVe
                   "IS NOT NULL"),
             "t")
       << "migrate must apply sql/functions/";
+  {
+    // migrate() acted as the schema's owner (quick_admin) and gave the session back as it was.
+    pqxx::nontransaction session(conn);
+    EXPECT_TRUE(session.exec1("SELECT current_user = session_user")[0].as<bool>());
+  }
   // The schema works.
   pqxx::work txn(conn);
   EXPECT_FALSE(enqueue_in(txn, testing::make_item("t")).duplicate);
@@ -120,6 +125,9 @@ TEST_F(MigrateTest, MigrateRefusesADatabaseWithANewerSchemaAndLeavesItUnchanged)
   EXPECT_EQ(migration_log(url()), log);
   EXPECT_FALSE(exists(url(), "quick.queue_summary")) << "migrate touched a newer schema";
   EXPECT_EQ(applied_schema_version(*conn), future);
+  pqxx::nontransaction session(*conn);
+  EXPECT_TRUE(session.exec1("SELECT current_user = session_user")[0].as<bool>())
+      << "a refused migrate kept the schema owner's role";
 }
 
 TEST_F(MigrateTest, MigrationThatFailsIsRolledBackAndReported) {
@@ -275,11 +283,38 @@ TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
   EXPECT_EQ(query_value<int>("SELECT orphaned_zones FROM quick.queue_summary"), 0);
 }
 
+// Objects of schema quick that do not belong to quick_admin, one per line ("" when none).
+std::string objects_not_owned_by_quick_admin(pqxx::connection& conn) {
+  pqxx::nontransaction session(conn);
+  std::string found;
+  for (const auto& row :
+       session.exec("SELECT 'schema quick ' || pg_get_userbyid(nspowner) FROM pg_namespace "
+                    " WHERE nspname = 'quick' AND pg_get_userbyid(nspowner) <> 'quick_admin' "
+                    "UNION ALL SELECT c.oid::regclass::text || ' ' || pg_get_userbyid(c.relowner) FROM pg_class c "
+                    " WHERE c.relnamespace = 'quick'::regnamespace AND pg_get_userbyid(c.relowner) <> 'quick_admin' "
+                    "UNION ALL SELECT p.oid::regprocedure::text || ' ' || pg_get_userbyid(p.proowner) FROM pg_proc p "
+                    " WHERE p.pronamespace = 'quick'::regnamespace AND pg_get_userbyid(p.proowner) <> 'quick_admin' "
+                    "UNION ALL SELECT t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) FROM pg_type t "
+                    " WHERE t.typnamespace = 'quick'::regnamespace AND pg_get_userbyid(t.typowner) <> 'quick_admin'")) {
+    found += row[0].as<std::string>() + "\n";
+  }
+  return found;
+}
+
 // The roles are cluster-wide, so this needs a cluster of its own where they do not exist yet
-// (docs/security.md#installing-without-createrole): a login without CREATEROLE that owns its
-// database migrates up to migration 0006, which stops with a message naming what to do; once an
-// administrator has created the roles, the same login's next migrate goes on from there.
-TEST(MigrateWithoutCreateroleTest, Migration0006AsksForTheRolesAndMigrateGoesOnOnceTheyExist) {
+// (docs/security.md#installing-without-createrole and #who-owns-the-schema):
+// - a login without CREATEROLE that owns its database migrates up to migration 0006, which stops
+//   with a message naming what to do; once an administrator has created the roles, its next
+//   migrate goes on to migration 0015, which asks for the login's membership in quick_admin (the
+//   schema's owner from then on). Its functions and views exist (applied with psql, as a
+//   version-14 install has them); once it is granted quick_admin, migrate hands them all over;
+// - a login with CREATEROLE migrates in one go and grants itself quick_admin;
+// - a superuser migrating a database another login installed leaves that login a member, so
+//   it keeps its access;
+// - an operator's login that is only a member of quick_admin migrates: a pending migration and
+//   a missing function are applied as quick_admin, and the operator's session is itself again
+//   afterwards; a producer's login is refused before anything runs.
+TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemberOfQuickAdminMigrates) {
   testing::TempDir dir;
   local_postgres::LocalCluster cluster(dir / "cluster");
   const std::string superuser = cluster.start();
@@ -293,34 +328,111 @@ TEST(MigrateWithoutCreateroleTest, Migration0006AsksForTheRolesAndMigrateGoesOnO
       }
     }
   } stop_cluster{cluster};
-  {
+  const auto as_superuser = [&](const std::string& sql) {
     pqxx::connection admin(superuser);
     pqxx::nontransaction session(admin);
-    session.exec("CREATE ROLE installer LOGIN NOCREATEROLE PASSWORD 'installer-password'");
-    session.exec("CREATE DATABASE installed OWNER installer");
-  }
-  pqxx::connection installer(cluster.connection_string("installed") +
-                             " user=installer password=installer-password passfile=/dev/null");
+    session.exec(sql);
+  };
+  // A login of the cluster, on `database`, with a password of its own.
+  const auto login = [&](const std::string& name, const std::string& database) {
+    return cluster.connection_string(database) + " user=" + name + " password=" + name + "-password passfile=/dev/null";
+  };
+  const auto single_value = [](pqxx::connection& conn, const std::string& sql) {
+    pqxx::nontransaction session(conn);
+    return session.exec1(sql)[0].as<std::string>();
+  };
+  const auto create_login_and_database = [&](const std::string& name, const std::string& attributes) {
+    as_superuser("CREATE ROLE " + name + " LOGIN " + attributes + " PASSWORD '" + name + "-password'");
+    as_superuser("CREATE DATABASE " + name + "_db OWNER " + name);
+  };
+
+  create_login_and_database("installer", "NOCREATEROLE");
+  pqxx::connection installer(login("installer", "installer_db"));
   try {
     migrate(installer);
     ADD_FAILURE() << "migrated without the roles";
   } catch (const std::exception& error) {
     EXPECT_THAT(error.what(), HasSubstr("role quick_producer does not exist and installer may not create roles"));
   }
-  {
-    pqxx::connection admin(superuser);
-    pqxx::nontransaction session(admin);
-    for (const char* role : {"quick_producer", "quick_consumer", "quick_admin"}) {
-      session.exec(std::string("CREATE ROLE ") + role + " NOLOGIN");
-    }
+  for (const char* role : {"quick_producer", "quick_consumer", "quick_admin"}) {
+    as_superuser(std::string("CREATE ROLE ") + role + " NOLOGIN");
   }
+  try {
+    migrate(installer);
+    ADD_FAILURE() << "handed the schema to quick_admin without being a member of it";
+  } catch (const std::exception& error) {
+    EXPECT_THAT(error.what(), HasSubstr("installer is not a member of quick_admin, which is to own schema quick"));
+  }
+  EXPECT_EQ(applied_schema_version(installer), 14) << "0015 must roll back whole";
+  const auto psql_definitions = testing::run_command(
+      "cd " + testing::shell_quote(testing::source_dir().string()) +
+      " && cat sql/functions/*.sql sql/views.sql | psql -X -q -v ON_ERROR_STOP=1 -o /dev/null " +
+      testing::shell_quote(login("installer", "installer_db")));
+  ASSERT_EQ(psql_definitions.exit_code, 0) << psql_definitions.output;
+  EXPECT_EQ(single_value(installer,
+                         "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'quick.queue_summary'::regclass"),
+            "installer");
+  as_superuser("GRANT quick_admin TO installer");
   migrate(installer);
-  pqxx::nontransaction check(installer);
-  EXPECT_GE(check.exec1("SELECT max(version) FROM quick.schema_migrations")[0].as<int>(), 14);
-  EXPECT_TRUE(check
-                  .exec1("SELECT has_function_privilege('quick_producer', 'quick.enqueue(text,text,jsonb,interval,"
-                         "integer,text)', 'EXECUTE')")[0]
-                  .as<bool>());
+  EXPECT_EQ(applied_schema_version(installer), latest_schema_version());
+  EXPECT_EQ(objects_not_owned_by_quick_admin(installer), "");
+  EXPECT_EQ(single_value(installer, "SELECT current_user"), "installer");
+  EXPECT_EQ(single_value(installer,
+                         "SELECT has_function_privilege('quick_producer', "
+                         "'quick.enqueue(text,text,jsonb,interval,integer,text)', 'EXECUTE')::text"),
+            "true");
+
+  create_login_and_database("creator", "CREATEROLE");
+  {
+    pqxx::connection creator(login("creator", "creator_db"));
+    migrate(creator);
+    EXPECT_EQ(objects_not_owned_by_quick_admin(creator), "");
+    EXPECT_EQ(single_value(creator, "SELECT pg_has_role('creator', 'quick_admin', 'MEMBER')::text"), "true");
+  }
+
+  // Installed by a login that may not hand the schema over; a superuser does, and the login
+  // keeps its access.
+  create_login_and_database("app_owner", "NOCREATEROLE");
+  {
+    pqxx::connection app_owner(login("app_owner", "app_owner_db"));
+    EXPECT_THROW(migrate(app_owner), SchemaError);
+    EXPECT_EQ(applied_schema_version(app_owner), 14);
+    pqxx::connection database_superuser(cluster.connection_string("app_owner_db"));
+    migrate(database_superuser);
+    EXPECT_EQ(objects_not_owned_by_quick_admin(database_superuser), "");
+    EXPECT_EQ(single_value(app_owner, "SELECT count(*)::text FROM quick.items"), "0");
+    EXPECT_NO_THROW(migrate(app_owner));
+  }
+
+  // An operator: a member of quick_admin and nothing else. Migration 0015 is made pending again
+  // and a function file's function is missing: both come back, owned by quick_admin.
+  as_superuser("CREATE ROLE operator LOGIN NOCREATEROLE PASSWORD 'operator-password' IN ROLE quick_admin");
+  as_superuser("CREATE ROLE web LOGIN PASSWORD 'web-password' IN ROLE quick_producer");
+  {
+    pqxx::connection database_superuser(cluster.connection_string("installer_db"));
+    pqxx::nontransaction session(database_superuser);
+    session.exec("DROP FUNCTION quick.tenant_database(text)");
+    session.exec("DELETE FROM quick.schema_migrations WHERE version = 15");
+  }
+  pqxx::connection web(login("web", "installer_db"));
+  try {
+    migrate(web);
+    ADD_FAILURE() << "a producer's login migrated";
+  } catch (const std::exception& error) {
+    EXPECT_THAT(error.what(), HasSubstr("schema quick in database installer_db belongs to quick_admin, and web is not "
+                                        "a member of it"));
+  }
+  EXPECT_EQ(applied_schema_version(web), 14) << "the refused migrate must not have run anything";
+  pqxx::connection operator_login(login("operator", "installer_db"));
+  const auto report = migrate(operator_login);
+  EXPECT_EQ(report.applied, std::vector<std::string>{"0015_admin_owns_schema"});
+  EXPECT_EQ(single_value(operator_login, "SELECT current_user"), "operator");
+  EXPECT_EQ(objects_not_owned_by_quick_admin(operator_login), "");
+  EXPECT_EQ(single_value(operator_login,
+                         "SELECT (has_function_privilege('quick_producer', 'quick.tenant_database(text)', 'EXECUTE') "
+                         "AND NOT has_function_privilege('public', 'quick.tenant_database(text)', 'EXECUTE'))::text"),
+            "true");
+  EXPECT_NO_THROW(require_current_schema(operator_login));
 }
 
 }  // namespace

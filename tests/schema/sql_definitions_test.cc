@@ -227,6 +227,9 @@ TEST_F(SqlDefinitionsDatabaseTest, AFailingDefinitionFileRollsBackEveryDefinitio
     EXPECT_THAT(error.what(), HasSubstr("rolled back"));
   }
   EXPECT_EQ(stale_functions(*conn), std::vector<std::string>{"quick.item_miss_reason"});
+  pqxx::nontransaction session(*conn);
+  EXPECT_TRUE(session.exec1("SELECT current_user = session_user")[0].as<bool>())
+      << "a failed migrate kept the schema owner's role";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The hardening as the catalog records it, over every object of schema quick (docs/security.md),
 // so that a function or table added later cannot miss it: every SECURITY DEFINER function pins
 // its search_path to pg_catalog, pg_temp; PUBLIC may execute no function and use no table,
-// sequence or the schema itself.
+// sequence or the schema itself; quick_admin owns the schema and everything in it (migration 0015).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -46,6 +46,26 @@ TEST_F(CatalogTest, PublicMayUseNothingInSchemaQuick) {
             "AND CASE WHEN c.relkind = 'S' THEN has_sequence_privilege('public', c.oid, 'USAGE, SELECT, UPDATE') END "
             "ORDER BY 1"),
       "");
+}
+
+// The definer functions run as their owner: quick_admin, not the login that migrated (here a
+// superuser). Anything created later by a login instead of the owner would show here.
+TEST_F(CatalogTest, QuickAdminOwnsTheSchemaAndEverythingInIt) {
+  EXPECT_EQ(query_value<std::string>("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'quick'"),
+            "quick_admin");
+  EXPECT_EQ(lines("SELECT c.oid::regclass::text || ' (' || c.relkind::text || ') ' || pg_get_userbyid(c.relowner) "
+                  "FROM pg_class c WHERE c.relnamespace = 'quick'::regnamespace "
+                  "AND pg_get_userbyid(c.relowner) <> 'quick_admin' ORDER BY 1"),
+            "");
+  EXPECT_EQ(lines("SELECT p.oid::regprocedure::text || ' ' || pg_get_userbyid(p.proowner) FROM pg_proc p "
+                  "WHERE p.pronamespace = 'quick'::regnamespace AND pg_get_userbyid(p.proowner) <> 'quick_admin' "
+                  "ORDER BY 1"),
+            "");
+  EXPECT_EQ(lines("SELECT t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) FROM pg_type t "
+                  "WHERE t.typnamespace = 'quick'::regnamespace AND pg_get_userbyid(t.typowner) <> 'quick_admin' "
+                  "ORDER BY 1"),
+            "");
+  EXPECT_GT(query_value<int>("SELECT count(*) FROM pg_proc WHERE pronamespace = 'quick'::regnamespace"), 50);
 }
 
 }  // namespace

@@ -59,6 +59,20 @@ SELECT 'comment ' || d.classoid::regclass || ' ' ||
 UNION ALL
 SELECT 'privileges of schema quick ' || coalesce(n.nspacl::text, 'default') FROM pg_namespace n WHERE n.nspname = 'quick'
 UNION ALL
+SELECT 'owner of schema quick ' || pg_get_userbyid(n.nspowner) FROM pg_namespace n WHERE n.nspname = 'quick'
+UNION ALL
+SELECT 'owner of ' || c.relname || ' ' || pg_get_userbyid(c.relowner)
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'quick'
+UNION ALL
+SELECT 'owner of ' || p.oid::regprocedure || ' ' || pg_get_userbyid(p.proowner)
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'quick'
+UNION ALL
+SELECT 'owner of type ' || t.typname || ' ' || pg_get_userbyid(t.typowner)
+  FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+ WHERE n.nspname = 'quick'
+UNION ALL
 SELECT 'privileges of ' || c.relname || ' ' || coalesce(c.relacl::text, 'default') || ' rls ' || c.relrowsecurity
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = 'quick' AND c.relkind IN ('r', 'v', 'S')

@@ -21,9 +21,12 @@ psql=${PSQL:-psql}
 
 # ctest runs tests in parallel: everything this test makes is its own (directory, database names).
 work=$(mktemp -d "${TMPDIR:-/tmp}/quick-packaging-XXXXXX")
-databases=()
+# Databases are named quick_packaging_<this shell's pid>_<what>. new_database runs in a command
+# substitution (a subshell), so the cleanup finds them by that prefix, not in a list it kept.
 cleanup() {
-  for database in "${databases[@]}"; do
+  local database
+  for database in $("$psql" -X -q -t -A "$QUICK_TEST_DATABASE_URL" \
+    -c "SELECT datname FROM pg_database WHERE starts_with(datname, 'quick_packaging_$$_')" 2>/dev/null); do
     "$psql" -X -q "$QUICK_TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" >/dev/null 2>&1 || true
   done
   rm -rf "$work"
@@ -44,7 +47,6 @@ database_url() {
 }
 new_database() {
   local name="quick_packaging_$$_$1"
-  databases+=("$name")
   "$psql" -X -q -v ON_ERROR_STOP=1 "$QUICK_TEST_DATABASE_URL" -c "CREATE DATABASE \"$name\"" >/dev/null
   database_url "$name"
 }

@@ -34,10 +34,12 @@ constexpr const char* kWhatItChanges =
     "What it changes, on the server of --database or QUICK_DATABASE_URL (else the local cluster): it drops the "
     "database named by --demo-database (quick_demo) if it exists, with everything in it, creates it anew and "
     "migrates it, which also creates the roles quick_producer, quick_consumer and quick_admin if the server has no "
-    "roles of those names (as `quick migrate` does). The plain FIFO queue is the table demo_fifo.jobs in that same "
+    "roles of those names, and makes the login a member of quick_admin if it is not one (as `quick migrate` does). "
+    "The plain FIFO queue is the table demo_fifo.jobs in that same "
     "database. The database the connection string names is used only to drop and create the demo's; nothing else "
     "is touched, and the demo's database is left in place afterwards. The login needs the right to create "
-    "databases (and roles, unless they exist).\n\n"
+    "databases, and to create roles unless they exist and it is a member of quick_admin (a superuser may do all of "
+    "it).\n\n"
     "Ctrl-C or SIGTERM stops it: workers finish the job in hand, every connection closes, nothing stays leased "
     "or locked, and it exits with status 130 (SIGINT) or 143 (SIGTERM).";
 

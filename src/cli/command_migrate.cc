@@ -12,7 +12,8 @@ void add_migrate_command(CLI::App& app) {
   auto options = std::make_shared<DatabaseOptions>();
   auto* command = app.add_subcommand("migrate",
                                      "Apply pending migrations (each in a transaction, under an advisory lock), as the "
-                                     "schema's owner quick_admin: any member of it may run this");
+                                     "schema's owner: from schema version 15 on that is quick_admin, and any "
+                                     "member of it may run this");
   add_database_options(*command, *options);
   on_selected(*command, [options] {
     auto conn = connect(resolve_database(*options, /*migrate_local=*/false).url);

@@ -81,33 +81,41 @@ class ActingAsSchemaOwner {
   ActingAsSchemaOwner& operator=(const ActingAsSchemaOwner&) = delete;
 
   // Called before the migrations and again before the definitions: migration 0015 hands the
-  // schema to quick_admin on the way.
+  // schema to quick_admin on the way. The session becomes the owner when it is not the owner
+  // already and may act as it; a superuser only becomes quick_admin (before 0015 it has the
+  // rights it needs as itself).
   void become_owner() {
     pqxx::nontransaction session(conn_);
-    // A superuser has the rights already; it switches only to a group role (quick_admin), whose
-    // objects must stay its own. Before migration 0015 the owner is the login that installed.
-    const auto owner = session.exec(
-        "SELECT pg_catalog.pg_get_userbyid(o.oid), pg_catalog.pg_has_role(current_user, o.oid, 'MEMBER'), "
-        "       o.oid = me.oid OR (me.rolsuper AND o.rolcanlogin), o.rolcanlogin, current_user "
+    const auto row = session.exec(
+        "SELECT pg_catalog.pg_get_userbyid(o.oid), pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(o.oid)), "
+        "       pg_catalog.quote_ident(current_user), o.oid = me.oid, me.rolsuper, "
+        "       pg_catalog.pg_has_role(current_user, o.oid, 'MEMBER') "
         "  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner, "
         "       pg_catalog.pg_roles me "
         " WHERE n.nspname = 'quick' AND me.rolname = current_user");
-    if (owner.empty() || owner[0][2].as<bool>()) return;
-    const auto owner_name = owner[0][0].as<std::string>();
-    if (!owner[0][1].as<bool>()) {
-      const auto login = owner[0][4].as<std::string>();
-      const std::string where = "schema quick in database " + std::string(conn_.dbname()) + " belongs to ";
-      if (owner[0][3].as<bool>()) {
-        // Before migration 0015 the installing login owns it: membership would not let another
-        // login hand the schema over, which only its owner or a superuser may.
-        throw SchemaError(where + "the login " + owner_name + ", not to " + login + ": migrate as " + owner_name +
-                          " or a superuser (migration 0015 then gives the schema to quick_admin, whose members may "
-                          "migrate from then on; docs/security.md#who-owns-the-schema)");
+    if (row.empty() || row[0][3].as<bool>()) return;  // no schema yet, or the session owns it
+    const auto owner = row[0][0].as<std::string>();
+    const auto owner_quoted = row[0][1].as<std::string>();
+    const auto login_quoted = row[0][2].as<std::string>();
+    const bool superuser = row[0][4].as<bool>();
+    const bool member = row[0][5].as<bool>();
+    const std::string where = "schema quick in database " + std::string(conn_.dbname()) + " belongs to ";
+    if (owner == "quick_admin") {
+      if (!member) {
+        throw SchemaError(where + "quick_admin, and " + login_quoted + " is not a member of it: migrate as a member " +
+                          "(as an administrator: GRANT quick_admin TO " + login_quoted +
+                          "; docs/security.md#who-owns-the-schema)");
       }
-      throw SchemaError(where + owner_name + ", and " + login + " is not a member of it: migrate as a member (GRANT " +
-                        owner_name + " TO " + login + ", docs/security.md#who-owns-the-schema)");
+    } else if (superuser) {
+      // Before migration 0015 another login owns the schema: a superuser has every right, and
+      // migrates as itself until 0015 gives the schema to quick_admin.
+      return;
+    } else if (!member) {
+      throw SchemaError(where + owner_quoted + ", not to " + login_quoted + ": migrate as " + owner_quoted +
+                        " or a superuser (migration 0015 then gives the schema to quick_admin, whose members may "
+                        "migrate from then on; docs/security.md#who-owns-the-schema)");
     }
-    session.exec_params("SELECT pg_catalog.set_config('role', $1, false)", owner_name);
+    session.exec_params("SELECT pg_catalog.set_config('role', $1, false)", owner);
   }
 
  private:
@@ -172,7 +180,7 @@ MigrationReport migrate(pqxx::connection& conn) {
       run_script(conn, migration.sql);
     } catch (const std::exception& error) {
       rollback_quietly(conn);
-      throw SchemaError("migration " + label + " failed and was rolled back: " + store::primary_message(error));
+      throw SchemaError("migration " + label + " failed and was rolled back: " + store::message_with_hint(error));
     }
     if (read_applied_version(conn) != migration.version) {
       throw SchemaError("migration " + label + " ran but did not record version " + std::to_string(migration.version) +

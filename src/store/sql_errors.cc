@@ -15,6 +15,16 @@ std::string primary_message(const std::exception& error) {
   return text;
 }
 
+std::string message_with_hint(const std::exception& error) {
+  const std::string text = error.what();
+  const std::string marker = "\nHINT:  ";
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return primary_message(error);
+  const auto start = at + marker.size();
+  const auto end = text.find('\n', start);
+  return primary_message(error) + " (hint: " + text.substr(start, end == std::string::npos ? end : end - start) + ")";
+}
+
 void throw_if_tenant_moved(const pqxx::sql_error& error) {
   if (error.sqlstate() != "QM001") return;
   // DETAIL is a JSON object written by quick.check_tenants_here / quick.move_out_begin.

@@ -13,6 +13,10 @@ namespace quick::store {
 // The primary message of a Postgres error ("ERROR:  x\nCONTEXT: ..." -> "x").
 std::string primary_message(const std::exception& error);
 
+// The primary message followed by the error's HINT, when it has one ("x (hint: y)"): for errors
+// whose hint says what to do, such as a migration that needs an administrator's grant.
+std::string message_with_hint(const std::exception& error);
+
 // Throws TenantMoved for an error with SQLSTATE QM001 (the placement fence), with the tenant and
 // its new database from the error's DETAIL; returns for any other error.
 void throw_if_tenant_moved(const pqxx::sql_error& error);

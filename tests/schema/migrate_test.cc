@@ -311,9 +311,10 @@ std::string objects_not_owned_by_quick_admin(pqxx::connection& conn) {
 // - a login with CREATEROLE migrates in one go and grants itself quick_admin;
 // - a superuser migrating a database another login installed leaves that login a member, so
 //   it keeps its access;
-// - an operator's login that is only a member of quick_admin migrates: a pending migration and
-//   a missing function are applied as quick_admin, and the operator's session is itself again
-//   afterwards; a producer's login is refused before anything runs.
+// - a login that neither owns the schema nor is a superuser is refused before anything runs;
+// - an operator's login that is only a member of quick_admin migrates: a missing function is
+//   created as quick_admin, and the operator's session is itself again afterwards; a producer's
+//   login is refused before anything runs.
 TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemberOfQuickAdminMigrates) {
   testing::TempDir dir;
   local_postgres::LocalCluster cluster(dir / "cluster");
@@ -362,11 +363,12 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
     ADD_FAILURE() << "handed the schema to quick_admin without being a member of it";
   } catch (const std::exception& error) {
     EXPECT_THAT(error.what(), HasSubstr("installer is not a member of quick_admin, which is to own schema quick"));
+    EXPECT_THAT(error.what(), HasSubstr("hint: As an administrator: GRANT quick_admin TO installer"));
   }
   EXPECT_EQ(applied_schema_version(installer), 14) << "0015 must roll back whole";
   const auto psql_definitions = testing::run_command(
-      "cd " + testing::shell_quote(testing::source_dir().string()) +
-      " && cat sql/functions/*.sql sql/views.sql | psql -X -q -v ON_ERROR_STOP=1 -o /dev/null " +
+      "cd " + testing::shell_quote(testing::source_dir().string()) + " && cat sql/functions/*.sql sql/views.sql | " +
+      testing::shell_quote(testing::psql_binary()) + " -X -q -v ON_ERROR_STOP=1 -o /dev/null " +
       testing::shell_quote(login("installer", "installer_db")));
   ASSERT_EQ(psql_definitions.exit_code, 0) << psql_definitions.output;
   EXPECT_EQ(single_value(installer,
@@ -391,12 +393,21 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
   }
 
   // Installed by a login that may not hand the schema over; a superuser does, and the login
-  // keeps its access.
+  // keeps its access. Before that, a login that is neither the owner nor a superuser is refused.
+  as_superuser("CREATE ROLE web LOGIN PASSWORD 'web-password' IN ROLE quick_producer");
   create_login_and_database("app_owner", "NOCREATEROLE");
   {
     pqxx::connection app_owner(login("app_owner", "app_owner_db"));
     EXPECT_THROW(migrate(app_owner), SchemaError);
     EXPECT_EQ(applied_schema_version(app_owner), 14);
+    pqxx::connection web_on_app_owner_db(login("web", "app_owner_db"));
+    try {
+      migrate(web_on_app_owner_db);
+      ADD_FAILURE() << "a login that does not own the schema migrated it";
+    } catch (const SchemaError& error) {
+      EXPECT_THAT(error.what(), HasSubstr("schema quick in database app_owner_db belongs to app_owner, not to web: "
+                                          "migrate as app_owner or a superuser"));
+    }
     pqxx::connection database_superuser(cluster.connection_string("app_owner_db"));
     migrate(database_superuser);
     EXPECT_EQ(objects_not_owned_by_quick_admin(database_superuser), "");
@@ -404,15 +415,14 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
     EXPECT_NO_THROW(migrate(app_owner));
   }
 
-  // An operator: a member of quick_admin and nothing else. Migration 0015 is made pending again
-  // and a function file's function is missing: both come back, owned by quick_admin.
+  // An operator: a member of quick_admin and nothing else. With no migration pending, a function
+  // file's function is missing: migrate creates it as quick_admin (the session's switch to the
+  // owner, not migration 0015's SET ROLE, makes it so).
   as_superuser("CREATE ROLE operator LOGIN NOCREATEROLE PASSWORD 'operator-password' IN ROLE quick_admin");
-  as_superuser("CREATE ROLE web LOGIN PASSWORD 'web-password' IN ROLE quick_producer");
   {
     pqxx::connection database_superuser(cluster.connection_string("installer_db"));
     pqxx::nontransaction session(database_superuser);
     session.exec("DROP FUNCTION quick.tenant_database(text)");
-    session.exec("DELETE FROM quick.schema_migrations WHERE version = 15");
   }
   pqxx::connection web(login("web", "installer_db"));
   try {
@@ -422,10 +432,11 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
     EXPECT_THAT(error.what(), HasSubstr("schema quick in database installer_db belongs to quick_admin, and web is not "
                                         "a member of it"));
   }
-  EXPECT_EQ(applied_schema_version(web), 14) << "the refused migrate must not have run anything";
+  EXPECT_EQ(single_value(web, "SELECT (to_regprocedure('quick.tenant_database(text)') IS NULL)::text"), "true")
+      << "the refused migrate must not have run anything";
   pqxx::connection operator_login(login("operator", "installer_db"));
   const auto report = migrate(operator_login);
-  EXPECT_EQ(report.applied, std::vector<std::string>{"0015_admin_owns_schema"});
+  EXPECT_TRUE(report.applied.empty());
   EXPECT_EQ(single_value(operator_login, "SELECT current_user"), "operator");
   EXPECT_EQ(objects_not_owned_by_quick_admin(operator_login), "");
   EXPECT_EQ(single_value(operator_login,

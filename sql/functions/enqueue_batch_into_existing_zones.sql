@@ -23,6 +23,11 @@
 -- keys take quick.enqueue_batch's defaults; the producer leaves out default values, whose parsing
 -- (an interval per item) cost about 1 us per item. Runs inside the caller's transaction and never
 -- commits.
+-- enable_sort = off: the newest-version lookups below must read the pointer index backwards. An
+-- automatic ANALYZE under a held snapshot (one live pointer among thousands of dead versions) can
+-- make pointers_vesting look cheaper, scanned whole for the tenant and sorted: one minute of
+-- every statement walking every version (docs/benchmarks.md#ten-minutes-held-on-the-final-build-2026-11-27).
+-- Any other sort this function needs has no alternative, and is kept.
 CREATE OR REPLACE FUNCTION quick.enqueue_batch_into_existing_zones(items jsonb,
                                                                    pull_in_transaction boolean DEFAULT false)
 RETURNS SETOF bigint
@@ -31,6 +36,7 @@ SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
 SET jit = off
 SET enable_bitmapscan = off
+SET enable_sort = off
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     limits      quick.limits := quick.current_limits();

@@ -12,6 +12,11 @@
 -- Returns the new item's id, or NULL when it wrote nothing: no pointer, or an item quick.enqueue
 -- would refuse. The caller then calls quick.enqueue, which creates the pointer or raises the
 -- error. Runs inside the caller's transaction and never commits.
+-- enable_sort = off: the newest-version lookups below must read the pointer index backwards. An
+-- automatic ANALYZE under a held snapshot (one live pointer among thousands of dead versions) can
+-- make pointers_vesting look cheaper, scanned whole for the tenant and sorted: one minute of
+-- every statement walking every version (docs/benchmarks.md#ten-minutes-held-on-the-final-build-2026-11-27).
+-- Any other sort this function needs has no alternative, and is kept.
 CREATE OR REPLACE FUNCTION quick.enqueue_into_existing_zone(tenant text, job_type text, payload jsonb,
                                                             vesting_delay interval, priority integer,
                                                             pull_in_transaction boolean DEFAULT false)
@@ -21,6 +26,7 @@ SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
 SET jit = off
 SET enable_bitmapscan = off
+SET enable_sort = off
 SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_variable
 DECLARE

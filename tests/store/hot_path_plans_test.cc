@@ -93,5 +93,17 @@ TEST_F(HotPathPlansTest, TheHotPathFunctionsCarryTheirPlannerSettings) {
             4);
 }
 
+// The producers' fast paths find a pointer's newest version by reading the pointer index
+// backwards. After an automatic ANALYZE under a held snapshot (one live pointer among thousands of
+// dead versions), the planner once chose pointers_vesting instead, read whole for the tenant and
+// sorted, for a minute (docs/benchmarks.md#ten-minutes-held-on-the-final-build-2026-11-27):
+// enable_sort = off leaves it no sorted alternative.
+TEST_F(HotPathPlansTest, TheProducersFastPathsNeverSortForAPointersNewestVersion) {
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'quick'::regnamespace "
+                             "AND p.proname IN ('enqueue_into_existing_zone', 'enqueue_batch_into_existing_zones') "
+                             "AND coalesce(p.proconfig, '{}') @> ARRAY['enable_sort=off']"),
+            2);
+}
+
 }  // namespace
 }  // namespace quick::store

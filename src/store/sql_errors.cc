@@ -15,33 +15,36 @@ std::string primary_message(const std::exception& error) {
   return text;
 }
 
-std::string message_with_hint(const std::exception& error) {
+namespace {
+
+// The line of a field of a Postgres error's text ("\nHINT:  ...", "\nDETAIL:  ..."); empty when
+// the error has none.
+std::string error_field(const std::exception& error, const std::string& field) {
   const std::string text = error.what();
-  const std::string marker = "\nHINT:  ";
+  const std::string marker = "\n" + field + ":  ";
   const auto at = text.find(marker);
-  if (at == std::string::npos) return primary_message(error);
+  if (at == std::string::npos) return "";
   const auto start = at + marker.size();
   const auto end = text.find('\n', start);
-  return primary_message(error) + " (hint: " + text.substr(start, end == std::string::npos ? end : end - start) + ")";
+  return text.substr(start, end == std::string::npos ? end : end - start);
+}
+
+}  // namespace
+
+std::string message_with_hint(const std::exception& error) {
+  const std::string hint = error_field(error, "HINT");
+  return hint.empty() ? primary_message(error) : primary_message(error) + " (hint: " + hint + ")";
 }
 
 void throw_if_tenant_moved(const pqxx::sql_error& error) {
   if (error.sqlstate() != "QM001") return;
   // DETAIL is a JSON object written by quick.check_tenants_here / quick.move_out_begin.
-  const std::string text = error.what();
-  const std::string marker = "\nDETAIL:  ";
   std::string tenant;
   std::string moved_to;
-  const auto at = text.find(marker);
-  if (at != std::string::npos) {
-    const auto start = at + marker.size();
-    const auto end = text.find('\n', start);
-    const auto detail = nlohmann::json::parse(text.substr(start, end == std::string::npos ? end : end - start), nullptr,
-                                              /*allow_exceptions=*/false);
-    if (detail.is_object()) {
-      tenant = detail.value("tenant", "");
-      moved_to = detail.value("moved_to", "");
-    }
+  const auto detail = nlohmann::json::parse(error_field(error, "DETAIL"), nullptr, /*allow_exceptions=*/false);
+  if (detail.is_object()) {
+    tenant = detail.value("tenant", "");
+    moved_to = detail.value("moved_to", "");
   }
   throw TenantMoved(primary_message(error), tenant, moved_to);
 }

@@ -15,6 +15,7 @@
 #include "support/commands.h"
 #include "support/items.h"
 #include "support/processes.h"
+#include "support/schema_snapshot.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -283,24 +284,6 @@ TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
   EXPECT_EQ(query_value<int>("SELECT orphaned_zones FROM quick.queue_summary"), 0);
 }
 
-// Objects of schema quick that do not belong to quick_admin, one per line ("" when none).
-std::string objects_not_owned_by_quick_admin(pqxx::connection& conn) {
-  pqxx::nontransaction session(conn);
-  std::string found;
-  for (const auto& row :
-       session.exec("SELECT 'schema quick ' || pg_get_userbyid(nspowner) FROM pg_namespace "
-                    " WHERE nspname = 'quick' AND pg_get_userbyid(nspowner) <> 'quick_admin' "
-                    "UNION ALL SELECT c.oid::regclass::text || ' ' || pg_get_userbyid(c.relowner) FROM pg_class c "
-                    " WHERE c.relnamespace = 'quick'::regnamespace AND pg_get_userbyid(c.relowner) <> 'quick_admin' "
-                    "UNION ALL SELECT p.oid::regprocedure::text || ' ' || pg_get_userbyid(p.proowner) FROM pg_proc p "
-                    " WHERE p.pronamespace = 'quick'::regnamespace AND pg_get_userbyid(p.proowner) <> 'quick_admin' "
-                    "UNION ALL SELECT t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) FROM pg_type t "
-                    " WHERE t.typnamespace = 'quick'::regnamespace AND pg_get_userbyid(t.typowner) <> 'quick_admin'")) {
-    found += row[0].as<std::string>() + "\n";
-  }
-  return found;
-}
-
 // The roles are cluster-wide, so this needs a cluster of its own where they do not exist yet
 // (docs/security.md#installing-without-createrole and #who-owns-the-schema):
 // - a login without CREATEROLE that owns its database migrates up to migration 0006, which stops
@@ -377,7 +360,7 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
   as_superuser("GRANT quick_admin TO installer");
   migrate(installer);
   EXPECT_EQ(applied_schema_version(installer), latest_schema_version());
-  EXPECT_EQ(objects_not_owned_by_quick_admin(installer), "");
+  EXPECT_EQ(testing::objects_of_schema_quick_not_owned_by_quick_admin(login("installer", "installer_db")), "");
   EXPECT_EQ(single_value(installer, "SELECT current_user"), "installer");
   EXPECT_EQ(single_value(installer,
                          "SELECT has_function_privilege('quick_producer', "
@@ -388,7 +371,7 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
   {
     pqxx::connection creator(login("creator", "creator_db"));
     migrate(creator);
-    EXPECT_EQ(objects_not_owned_by_quick_admin(creator), "");
+    EXPECT_EQ(testing::objects_of_schema_quick_not_owned_by_quick_admin(login("creator", "creator_db")), "");
     EXPECT_EQ(single_value(creator, "SELECT pg_has_role('creator', 'quick_admin', 'MEMBER')::text"), "true");
   }
 
@@ -410,7 +393,7 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
     }
     pqxx::connection database_superuser(cluster.connection_string("app_owner_db"));
     migrate(database_superuser);
-    EXPECT_EQ(objects_not_owned_by_quick_admin(database_superuser), "");
+    EXPECT_EQ(testing::objects_of_schema_quick_not_owned_by_quick_admin(cluster.connection_string("app_owner_db")), "");
     EXPECT_EQ(single_value(app_owner, "SELECT count(*)::text FROM quick.items"), "0");
     EXPECT_NO_THROW(migrate(app_owner));
   }
@@ -438,7 +421,7 @@ TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemb
   const auto report = migrate(operator_login);
   EXPECT_TRUE(report.applied.empty());
   EXPECT_EQ(single_value(operator_login, "SELECT current_user"), "operator");
-  EXPECT_EQ(objects_not_owned_by_quick_admin(operator_login), "");
+  EXPECT_EQ(testing::objects_of_schema_quick_not_owned_by_quick_admin(login("operator", "installer_db")), "");
   EXPECT_EQ(single_value(operator_login,
                          "SELECT (has_function_privilege('quick_producer', 'quick.tenant_database(text)', 'EXECUTE') "
                          "AND NOT has_function_privilege('public', 'quick.tenant_database(text)', 'EXECUTE'))::text"),

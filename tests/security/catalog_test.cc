@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "support/schema_snapshot.h"
 #include "support/test_database.h"
 
 namespace quick::testing {
@@ -53,18 +54,7 @@ TEST_F(CatalogTest, PublicMayUseNothingInSchemaQuick) {
 TEST_F(CatalogTest, QuickAdminOwnsTheSchemaAndEverythingInIt) {
   EXPECT_EQ(query_value<std::string>("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'quick'"),
             "quick_admin");
-  EXPECT_EQ(lines("SELECT c.oid::regclass::text || ' (' || c.relkind::text || ') ' || pg_get_userbyid(c.relowner) "
-                  "FROM pg_class c WHERE c.relnamespace = 'quick'::regnamespace "
-                  "AND pg_get_userbyid(c.relowner) <> 'quick_admin' ORDER BY 1"),
-            "");
-  EXPECT_EQ(lines("SELECT p.oid::regprocedure::text || ' ' || pg_get_userbyid(p.proowner) FROM pg_proc p "
-                  "WHERE p.pronamespace = 'quick'::regnamespace AND pg_get_userbyid(p.proowner) <> 'quick_admin' "
-                  "ORDER BY 1"),
-            "");
-  EXPECT_EQ(lines("SELECT t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) FROM pg_type t "
-                  "WHERE t.typnamespace = 'quick'::regnamespace AND pg_get_userbyid(t.typowner) <> 'quick_admin' "
-                  "ORDER BY 1"),
-            "");
+  EXPECT_EQ(objects_of_schema_quick_not_owned_by_quick_admin(url()), "");
   EXPECT_GT(query_value<int>("SELECT count(*) FROM pg_proc WHERE pronamespace = 'quick'::regnamespace"), 50);
 }
 

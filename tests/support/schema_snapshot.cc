@@ -128,4 +128,24 @@ std::string every_row_of_schema_quick(const std::string& url) {
   return all;
 }
 
+std::string objects_of_schema_quick_not_owned_by_quick_admin(const std::string& url) {
+  pqxx::connection conn(url);
+  pqxx::nontransaction session(conn);
+  std::string found;
+  for (const auto& row :
+       session.exec("SELECT 'schema quick ' || pg_get_userbyid(nspowner) FROM pg_namespace "
+                    " WHERE nspname = 'quick' AND pg_get_userbyid(nspowner) <> 'quick_admin' "
+                    "UNION ALL SELECT c.oid::regclass::text || ' (' || c.relkind::text || ') ' || "
+                    "       pg_get_userbyid(c.relowner) FROM pg_class c "
+                    " WHERE c.relnamespace = 'quick'::regnamespace AND pg_get_userbyid(c.relowner) <> 'quick_admin' "
+                    "UNION ALL SELECT p.oid::regprocedure::text || ' ' || pg_get_userbyid(p.proowner) FROM pg_proc p "
+                    " WHERE p.pronamespace = 'quick'::regnamespace AND pg_get_userbyid(p.proowner) <> 'quick_admin' "
+                    "UNION ALL SELECT t.oid::regtype::text || ' ' || pg_get_userbyid(t.typowner) FROM pg_type t "
+                    " WHERE t.typnamespace = 'quick'::regnamespace AND pg_get_userbyid(t.typowner) <> 'quick_admin' "
+                    "ORDER BY 1")) {
+    found += row[0].as<std::string>() + "\n";
+  }
+  return found;
+}
+
 }  // namespace quick::testing

@@ -1,11 +1,13 @@
 -- The Scanner's one call per scan (Algorithm 1, line 6): apply the pending pull requests
 -- (earlier items enqueued into parked zones, retries, releases), then peek up to max_pointers
 -- vested pointers in vesting order, from the pointers_vesting index. The last row, with a NULL
--- tenant, says how many pointers the pulls moved; when the peek found nothing vested, also in
--- vesting_time when the next pointer vests (NULL: none), or now when pull requests are left that
--- a locked pointer kept from being applied: an idle Scanner sleeps until then at most
--- (docs/consumer.md#waking-up). requested_from and vested_from (NULL: from the beginning) are the
--- Scanner's floors for the two reads (docs/consumer.md#scanning-from-a-floor).
+-- tenant, says how many pointers the pulls moved, and in vesting_time: now when pull requests are
+-- left that this call could not apply (their pointers locked, or another Scanner applying them
+-- right now), whether or not the peek found vested pointers; otherwise, when the peek found
+-- nothing vested, when the next pointer vests (NULL: none). An idle or busy Scanner looks again
+-- soon after a scan that left requests (docs/consumer.md#waking-up). requested_from and
+-- vested_from (NULL: from the beginning) are the Scanner's floors for the two reads
+-- (docs/consumer.md#scanning-from-a-floor).
 -- next_vesting_within bounds the read of the next vesting time: only a pointer that vests within
 -- it from now is reported (NULL: no bound; zero: none is read). The Scanner passes how long it
 -- could sleep at most: whatever vests later it looks for again before then, and under an old
@@ -22,6 +24,8 @@ SET jit = off
 SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
+DECLARE
+    peeked_vested boolean;
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
@@ -32,12 +36,15 @@ BEGIN
         next_vesting_within::text);
     pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
-    IF FOUND THEN
+    peeked_vested := FOUND;
+    IF EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
+        -- Requests left, vested pointers or not: when another Scanner is applying them, its pulls
+        -- vest a moment from now, and no notification says so (the enqueue's went to both).
+        RETURN QUERY SELECT NULL::text, statement_timestamp(), pulled;
+    ELSIF peeked_vested THEN
         -- Vested pointers: a Scanner does not sleep long on a busy queue, and during a drain the
         -- index entries past now are mostly dead versions of leased pointers: not worth reading.
         RETURN QUERY SELECT NULL::text, NULL::timestamptz, pulled;
-    ELSIF EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
-        RETURN QUERY SELECT NULL::text, statement_timestamp(), pulled;
     ELSE
         -- Both bounds are index conditions: no bound is a bound past any vesting time the limits
         -- allow (an OR with a NULL test would make the upper one a filter in the generic plan).

@@ -14,6 +14,12 @@ milliseconds until(IdleClock::time_point moment, IdleClock::time_point now) {
 
 }  // namespace
 
+milliseconds left_over_pulls_wait(const LastScan& scan, milliseconds wait) {
+  if (scan.left_over_in_a_row <= 0) return wait;
+  const milliseconds soon = milliseconds(1) * (1 << std::min(scan.left_over_in_a_row - 1, 10));
+  return std::max(milliseconds(1), std::min(wait, soon));
+}
+
 milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,
                        IdleClock::time_point now) {
   const milliseconds poll = std::max(milliseconds(1), std::min(bounds.idle_poll_interval, bounds.longest));
@@ -26,7 +32,7 @@ milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const Las
       // none yet) counts as a poll.
       wait = std::min(wait, scan->looked_ahead.count() > 0 ? until(scan->sent_at + scan->looked_ahead, now) : poll);
     } else if (scan->next_vesting_in->count() <= 0) {
-      wait = std::min(wait, poll);
+      wait = std::min(wait, left_over_pulls_wait(*scan, poll));
     } else {
       wait = std::min(wait, until(scan->sent_at + *scan->next_vesting_in, now));
     }

@@ -6,11 +6,11 @@
 // and, after a narrow scan, the next wide one, which reads what landed below the narrow floor
 // (scan_floors.h). At most the longest idle wait. Those moments count from when the database's
 // last scan was sent, not from the sleep: the rest of the round (other databases' scans, a
-// backoff, an error's retry delay) has used part of them already. Pull requests left over
-// (their pointers were locked, e.g. by an open enqueue), and vested pointers this consumer left
-// alone (to their owners, or to other consumers' visits), are looked at again after
-// idle_poll_interval, as a poll would: the queue is busy, not idle. Not listening:
-// idle_poll_interval, every time (never more than the longest idle wait).
+// backoff, an error's retry delay) has used part of them already. Vested pointers this consumer
+// left alone (to their owners, or to other consumers' visits) are looked at again after
+// idle_poll_interval, as a poll would: the queue is busy, not idle. Pull requests left over
+// sooner (left_over_pulls_wait). Not listening: idle_poll_interval, every time (never more than
+// the longest idle wait).
 //
 // Thread safety: the Scanner thread only.
 #pragma once
@@ -34,6 +34,7 @@ struct LastScan {
   // pointers skips the read, but then saw_vested has the Scanner poll anyway.
   std::chrono::milliseconds looked_ahead{0};
   std::optional<IdleClock::time_point> wide_scan_due;  // after a narrow scan: when the next wide one is due
+  int left_over_in_a_row = 0;  // scans in a row, this one included, that left pull requests over
 
   // No scan to go by (before the first, or after one that failed): look again after idle_poll_interval.
   void forget() { *this = LastScan{}; }
@@ -44,6 +45,15 @@ struct IdleWaitBounds {
   std::chrono::milliseconds longest;  // the longest idle wait while listening
   bool listening;                     // a notification wakes the Scanner (else it polls)
 };
+
+// How soon to look again after scans that left pull requests over, at most `wait`: 1 ms after the
+// first, doubling with each further one. Another Scanner applying them right now (the enqueue's
+// notification woke both, and this one's scan skipped the requests the other had locked) commits
+// within a moment, and its pulls then wait for this consumer, whose tenants they may be
+// (tenant_partition.h): nothing else would tell it before its busy wait or poll ends. A pointer
+// locked for longer (a visit, an open enqueue) is soon looked at no more often than before.
+// `wait` when the scan left nothing over.
+std::chrono::milliseconds left_over_pulls_wait(const LastScan& scan, std::chrono::milliseconds wait);
 
 // The sleep, at least 1 ms (a moment already past is looked at again at once, not in a busy loop).
 std::chrono::milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,

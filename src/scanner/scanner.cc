@@ -192,6 +192,8 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
     last.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting -
                                                                                  scan.database_now);
   }
+  const bool left_over = last.next_vesting_in && last.next_vesting_in->count() <= 0;
+  last.left_over_in_a_row = left_over ? last.left_over_in_a_row + 1 : 0;
   last.wide_scan_due = db.scan_floors.wide_scan_due();
   const bool in_order = db.election.holds();
   if (in_order) core::add(core.counters.in_order_scans);
@@ -235,6 +237,15 @@ std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
   for (const auto& db : databases) scans.push_back(&db->last_scan);
   return idle_wait(IdleWaitBounds{core.config.scanner.idle_poll_interval, longest_idle_wait(core), listening(core)},
                    scans, IdleClock::now());
+}
+
+// The wait of a round that selected nothing because this consumer is busy with every vested zone
+// it may take: `busy_wait`, or sooner after a scan that left pull requests over (idle_wait.h).
+std::chrono::milliseconds round_busy_wait(const std::vector<std::unique_ptr<ScannedDatabase>>& databases,
+                                          std::chrono::milliseconds busy_wait) {
+  std::chrono::milliseconds wait = busy_wait;
+  for (const auto& db : databases) wait = left_over_pulls_wait(db->last_scan, wait);
+  return wait;
 }
 
 // Before an idle sleep of a listening Scanner: announces it in every database
@@ -332,7 +343,8 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
       if (!all_busy && listening(core)) before_sleep = announce_sleep(databases);
       if (before_sleep == SleepAnnouncement::BeforeSleep::kScanOnceMore) continue;
       const bool short_wait = all_busy || before_sleep == SleepAnnouncement::BeforeSleep::kPoll;
-      core.wakeups.wait_for(wakeups_seen, short_wait ? busy_wait : round_idle_wait(core, databases));
+      core.wakeups.wait_for(wakeups_seen,
+                            short_wait ? round_busy_wait(databases, busy_wait) : round_idle_wait(core, databases));
     }
   }
   for (auto& db : databases) {

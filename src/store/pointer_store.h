@@ -29,10 +29,11 @@ struct Scan {
   int pulled = 0;                       // pointers moved earlier by pull requests
   std::vector<PeekedPointer> pointers;  // vested, earliest first
   DbTime database_now{};                // the database clock at the scan
-  // Only when `pointers` is empty: when the earliest pointer that is not vested yet vests (unset:
-  // none within the scan's `next_vesting_within`), or database_now when pull requests are left
-  // over (their pointers were locked): no new work vests before this unless an enqueue or pull
-  // request notifies (docs/consumer.md#waking-up).
+  // database_now when pull requests are left over (their pointers were locked, or another
+  // Scanner was applying them), whether or not `pointers` is empty. Otherwise, only when
+  // `pointers` is empty: when the earliest pointer that is not vested yet vests (unset: none
+  // within the scan's `next_vesting_within`): no new work vests before this unless an enqueue or
+  // pull request notifies (docs/consumer.md#waking-up).
   std::optional<DbTime> next_vesting;
 };
 

@@ -2,11 +2,13 @@
 // sleeps. Its deadlines count from when each database's last scan was sent, so the rest of the
 // round (other databases, a backoff, an error's retry delay) never stretches a sleep past the
 // moment the scan's horizon or the next vesting time ended; a narrow scan's sleep ends when the
-// next wide scan is due; busy databases and left-over pull requests are polled; not listening,
-// the Scanner polls.
+// next wide scan is due; busy databases are polled, left-over pull requests looked at again
+// sooner; not listening, the Scanner polls.
 #include "scanner/idle_wait.h"
 
 #include <gtest/gtest.h>
+
+#include <utility>
 
 namespace quick::scanner {
 namespace {
@@ -52,15 +54,39 @@ TEST(IdleWait, SleepsUntilTheNextPointerVestsRoundedUpFromTheScan) {
   EXPECT_EQ(idle_wait(kListening, {&scan}, t + milliseconds(200)), milliseconds(101));
 }
 
-TEST(IdleWait, LeftOverPullRequestsAndVestedPointersArePolled) {
+TEST(IdleWait, VestedPointersLeftAloneArePolled) {
   const auto t = IdleClock::now();
-  LastScan leftover = idle_scan(t, milliseconds(1000));
-  leftover.next_vesting_in = microseconds(0);
-  EXPECT_EQ(idle_wait(kListening, {&leftover}, t), milliseconds(20));
-
   LastScan vested = idle_scan(t, milliseconds(20));
   vested.saw_vested = true;
   EXPECT_EQ(idle_wait(kListening, {&vested}, t), milliseconds(20));
+}
+
+// Left-over pull requests are looked at again after 1 ms, then 2, 4, ... up to the poll.
+TEST(IdleWait, LeftOverPullRequestsAreLookedAtAgainSoonThenLessOften) {
+  const auto t = IdleClock::now();
+  LastScan leftover = idle_scan(t, milliseconds(1000));
+  leftover.next_vesting_in = microseconds(0);
+  leftover.saw_vested = true;  // found vested pointers too: the left-over requests still count
+  const std::pair<int, milliseconds> expected[] = {{1, milliseconds(1)},  {2, milliseconds(2)},
+                                                   {4, milliseconds(8)},  {5, milliseconds(16)},
+                                                   {6, milliseconds(20)}, {40, milliseconds(20)}};
+  for (const auto& [in_a_row, wait] : expected) {
+    leftover.left_over_in_a_row = in_a_row;
+    EXPECT_EQ(idle_wait(kListening, {&leftover}, t), wait) << in_a_row << " scans in a row left requests";
+  }
+}
+
+TEST(LeftOverPullsWait, ShortensOnlyAWaitAfterAScanThatLeftRequestsOver) {
+  LastScan scan;
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(5)) << "nothing left over";
+  scan.left_over_in_a_row = 1;
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(1));
+  scan.left_over_in_a_row = 3;
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(4));
+  scan.left_over_in_a_row = 4;
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(5)) << "never longer than the wait";
+  scan.forget();
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(5)) << "a forgotten scan left nothing";
 }
 
 TEST(IdleWait, AfterANarrowScanWakesWhenTheWideScanIsDue) {

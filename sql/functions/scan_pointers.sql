@@ -3,8 +3,9 @@
 -- vested pointers in vesting order, from the pointers_vesting index. The last row, with a NULL
 -- tenant, says how many pointers the pulls moved, and in vesting_time: now when pull requests are
 -- left that this call could not apply (their pointers locked, or another Scanner applying them
--- right now), whether or not the peek found vested pointers; otherwise, when the peek found
--- nothing vested, when the next pointer vests (NULL: none). An idle or busy Scanner looks again
+-- right now), whether or not the peek found vested pointers (but for a full scan, one without a
+-- requested_from floor, that found some); otherwise, when the peek found nothing vested, when
+-- the next pointer vests (NULL: none). An idle or busy Scanner looks again
 -- soon after a scan that left requests (docs/consumer.md#waking-up). requested_from and
 -- vested_from (NULL: from the beginning) are the Scanner's floors for the two reads
 -- (docs/consumer.md#scanning-from-a-floor).
@@ -26,6 +27,7 @@ SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     peeked_vested boolean;
+    left_over     boolean := false;
 BEGIN
     PERFORM quick.check_argument(max_pointers >= 0,
         'quick.scan_pointers: max_pointers must be zero or positive, got %s', coalesce(max_pointers::text, 'NULL'));
@@ -37,9 +39,16 @@ BEGIN
     pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
     peeked_vested := FOUND;
-    IF EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
-        -- Requests left, vested pointers or not: when another Scanner is applying them, its pulls
-        -- vest a moment from now, and no notification says so (the enqueue's went to both).
+    -- Requests left, vested pointers or not: when another Scanner is applying them, its pulls vest
+    -- a moment from now, and no notification says so (the enqueue's went to both). Beside vested
+    -- pointers, only from a floor: a full scan (no floor) already walked every request since the
+    -- oldest snapshot twice, which under a long one is many dead entries; the next scan, from a
+    -- floor, reports what it left.
+    IF NOT peeked_vested OR requested_from IS NOT NULL THEN
+        left_over := EXISTS (SELECT 1 FROM quick.pointer_pulls r
+                              WHERE r.requested_at >= coalesce(requested_from, '-infinity'));
+    END IF;
+    IF left_over THEN
         RETURN QUERY SELECT NULL::text, statement_timestamp(), pulled;
     ELSIF peeked_vested THEN
         -- Vested pointers: a Scanner does not sleep long on a busy queue, and during a drain the

@@ -1,6 +1,7 @@
 #include "scanner/idle_wait.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace quick::scanner {
 namespace {
@@ -16,8 +17,15 @@ milliseconds until(IdleClock::time_point moment, IdleClock::time_point now) {
 
 milliseconds left_over_pulls_wait(const LastScan& scan, milliseconds wait) {
   if (scan.left_over_in_a_row <= 0) return wait;
-  const milliseconds soon = milliseconds(1) * (1 << std::min(scan.left_over_in_a_row - 1, 10));
+  // 2^30 ms is beyond any wait the configuration allows: from there on, `wait` itself.
+  const milliseconds soon(std::int64_t{1} << std::min(scan.left_over_in_a_row - 1, 30));
   return std::max(milliseconds(1), std::min(wait, soon));
+}
+
+milliseconds busy_wait_for(const std::vector<const LastScan*>& scans, milliseconds base) {
+  milliseconds wait = base;
+  for (const LastScan* scan : scans) wait = left_over_pulls_wait(*scan, wait);
+  return wait;
 }
 
 milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,

@@ -8,13 +8,14 @@
 // last scan was sent, not from the sleep: the rest of the round (other databases' scans, a
 // backoff, an error's retry delay) has used part of them already. Vested pointers this consumer
 // left alone (to their owners, or to other consumers' visits) are looked at again after
-// idle_poll_interval, as a poll would: the queue is busy, not idle. Pull requests left over
-// sooner (left_over_pulls_wait). Not listening: idle_poll_interval, every time (never more than
-// the longest idle wait).
+// idle_poll_interval, as a poll would: the queue is busy, not idle. Pull requests left over are
+// looked at again sooner (left_over_pulls_wait). Not listening: idle_poll_interval, every time
+// (never more than the longest idle wait).
 //
 // Thread safety: the Scanner thread only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -36,6 +37,12 @@ struct LastScan {
   std::optional<IdleClock::time_point> wide_scan_due;  // after a narrow scan: when the next wide one is due
   int left_over_in_a_row = 0;  // scans in a row, this one included, that left pull requests over
 
+  // After each scan: whether it left pull requests over (next_vesting_in zero or less).
+  void note_left_over(bool left_over) {
+    left_over_in_a_row = left_over ? std::min(left_over_in_a_row + 1, kLeftOverCount) : 0;
+  }
+  static constexpr int kLeftOverCount = 64;  // counted up to this many (the wait has long stopped doubling)
+
   // No scan to go by (before the first, or after one that failed): look again after idle_poll_interval.
   void forget() { *this = LastScan{}; }
 };
@@ -47,13 +54,18 @@ struct IdleWaitBounds {
 };
 
 // How soon to look again after scans that left pull requests over, at most `wait`: 1 ms after the
-// first, doubling with each further one. Another Scanner applying them right now (the enqueue's
-// notification woke both, and this one's scan skipped the requests the other had locked) commits
-// within a moment, and its pulls then wait for this consumer, whose tenants they may be
-// (tenant_partition.h): nothing else would tell it before its busy wait or poll ends. A pointer
-// locked for longer (a visit, an open enqueue) is soon looked at no more often than before.
-// `wait` when the scan left nothing over.
+// first, doubling with each further one (the Scanner's pacing, scanner.min_scan_interval, may
+// make it later: a scan is never sooner than that after the one before). Another Scanner applying them right now (the
+// enqueue's notification woke both, and this one's scan skipped the requests the other had locked) commits within a
+// moment, and its pulls then wait for this consumer, whose tenants they may be (tenant_partition.h): nothing else would
+// tell it before its busy wait or poll ends. A pointer locked for longer (a visit, an open enqueue) is soon looked at
+// no more often than before. `wait` when the scan left nothing over.
 std::chrono::milliseconds left_over_pulls_wait(const LastScan& scan, std::chrono::milliseconds wait);
+
+// The wait of a round that selected nothing because this consumer is busy with every vested zone
+// it may take: `base` (scanner.cc: a quarter of idle_poll_interval), or sooner after a scan
+// that left pull requests over.
+std::chrono::milliseconds busy_wait_for(const std::vector<const LastScan*>& scans, std::chrono::milliseconds base);
 
 // The sleep, at least 1 ms (a moment already past is looked at again at once, not in a busy loop).
 std::chrono::milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,

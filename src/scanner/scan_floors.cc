@@ -33,7 +33,11 @@ void ScanFloorKeeper::observe(const store::Scan& scan, const Plan& plan, Clock::
   // A wide scan reached back to it (next() saw it), a full one read everything; unless the wide
   // scan left pull requests it could not apply (their pointers locked): then the next wide scan
   // reaches back again, since narrow ones would not.
-  const bool left_over = scan.next_vesting && *scan.next_vesting <= scan.database_now;
+  // Only a scan that found nothing vested counts here: beside vested pointers, left-over requests
+  // are reported for the Scanner to look again soon, and under steady requests from several
+  // consumers nearly every wide scan would keep the reach, each then costing about a full scan
+  // under a long snapshot.
+  const bool left_over = scan.pointers.empty() && scan.next_vesting && *scan.next_vesting <= scan.database_now;
   if (plan.kind == Kind::kFull || !left_over) late_commit_.reset();
   last_refresh_ = Refresh{scan.database_now, scan.pointers.empty()
                                                  ? std::nullopt

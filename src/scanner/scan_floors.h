@@ -52,7 +52,8 @@ class ScanFloorKeeper {
   // A wake-up notification said that a transaction whose first notifying statement began at
   // `started` has committed (sql/functions/notify_consumers.sql). When that lies below the next
   // wide scan's floor (a transaction that ran over kWideMargin), that scan reaches back to it
-  // (and the ones after it while pull requests are left over), so what it wrote is read within
+  // (and the ones after it while they find nothing vested and pull requests left over), so what
+  // it wrote is read within
   // kWideEvery of its commit, not at the next full scan. Reaching back at most kLateCommitReach:
   // anyone may send the notification, and a scan from further back costs as much as a full one
   // while a snapshot holds vacuum back.

@@ -192,8 +192,7 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
     last.next_vesting_in = std::chrono::duration_cast<std::chrono::microseconds>(*scan.next_vesting -
                                                                                  scan.database_now);
   }
-  const bool left_over = last.next_vesting_in && last.next_vesting_in->count() <= 0;
-  last.left_over_in_a_row = left_over ? last.left_over_in_a_row + 1 : 0;
+  last.note_left_over(last.next_vesting_in && last.next_vesting_in->count() <= 0);
   last.wide_scan_due = db.scan_floors.wide_scan_due();
   const bool in_order = db.election.holds();
   if (in_order) core::add(core.counters.in_order_scans);
@@ -229,23 +228,25 @@ ScanOutcome scan_once(ConsumerCore& core, ScannedDatabase& db, int database_inde
   return outcome;
 }
 
-// The sleep of a round that selected nothing and was not busy (idle_wait.h).
-std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
-                                          const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
+std::vector<const LastScan*> last_scans(const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
   std::vector<const LastScan*> scans;
   scans.reserve(databases.size());
   for (const auto& db : databases) scans.push_back(&db->last_scan);
+  return scans;
+}
+
+// The sleep of a round that selected nothing and was not busy (idle_wait.h).
+std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
+                                          const std::vector<std::unique_ptr<ScannedDatabase>>& databases) {
   return idle_wait(IdleWaitBounds{core.config.scanner.idle_poll_interval, longest_idle_wait(core), listening(core)},
-                   scans, IdleClock::now());
+                   last_scans(databases), IdleClock::now());
 }
 
 // The wait of a round that selected nothing because this consumer is busy with every vested zone
-// it may take: `busy_wait`, or sooner after a scan that left pull requests over (idle_wait.h).
+// it may take (idle_wait.h).
 std::chrono::milliseconds round_busy_wait(const std::vector<std::unique_ptr<ScannedDatabase>>& databases,
-                                          std::chrono::milliseconds busy_wait) {
-  std::chrono::milliseconds wait = busy_wait;
-  for (const auto& db : databases) wait = left_over_pulls_wait(db->last_scan, wait);
-  return wait;
+                                          std::chrono::milliseconds base) {
+  return busy_wait_for(last_scans(databases), base);
 }
 
 // Before an idle sleep of a listening Scanner: announces it in every database

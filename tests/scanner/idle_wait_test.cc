@@ -76,6 +76,27 @@ TEST(IdleWait, LeftOverPullRequestsAreLookedAtAgainSoonThenLessOften) {
   }
 }
 
+TEST(LeftOverPullsWait, CountsScansInARowThatLeftRequestsOverUpToALimit) {
+  LastScan scan;
+  scan.note_left_over(true);
+  scan.note_left_over(true);
+  EXPECT_EQ(scan.left_over_in_a_row, 2);
+  scan.note_left_over(false);
+  EXPECT_EQ(scan.left_over_in_a_row, 0) << "a scan that left nothing starts the count again";
+  for (int i = 0; i < 1000; ++i) scan.note_left_over(true);
+  EXPECT_EQ(scan.left_over_in_a_row, LastScan::kLeftOverCount);
+  EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(600000)), milliseconds(600000))
+      << "the doubling reaches even the longest configurable wait";
+}
+
+TEST(LeftOverPullsWait, ABusyRoundWaitsForTheSoonestDatabase) {
+  LastScan quiet;
+  LastScan left_over;
+  left_over.note_left_over(true);
+  EXPECT_EQ(busy_wait_for({&quiet}, milliseconds(5)), milliseconds(5));
+  EXPECT_EQ(busy_wait_for({&quiet, &left_over}, milliseconds(5)), milliseconds(1));
+}
+
 TEST(LeftOverPullsWait, ShortensOnlyAWaitAfterAScanThatLeftRequestsOver) {
   LastScan scan;
   EXPECT_EQ(left_over_pulls_wait(scan, milliseconds(5)), milliseconds(5)) << "nothing left over";

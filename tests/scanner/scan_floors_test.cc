@@ -138,6 +138,22 @@ TEST(ScanFloorKeeper, AWideScanThatLeftPullRequestsReachesBackAgainNextTime) {
   EXPECT_EQ(*keeper.next(t + 2 * ScanFloorKeeper::kWideEvery).floors.requested_from, db_now - milliseconds(8100));
 }
 
+// Beside vested pointers, left-over requests only ask the Scanner to look again soon
+// (idle_wait.h): with steady requests from several consumers nearly every wide scan reports some,
+// and keeping the reach for them would make each wide scan reach back like a full one.
+TEST(ScanFloorKeeper, LeftOverRequestsBesideVestedPointersDoNotKeepTheReach) {
+  ScanFloorKeeper keeper;
+  const auto t = Clock::now();
+  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
+  keeper.note_late_commit(db_now - milliseconds(8000));
+  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  ASSERT_EQ(wide.kind, Kind::kWide);
+  store::Scan busy = scan_at(db_now + ScanFloorKeeper::kWideEvery, db_now);
+  busy.next_vesting = busy.database_now;
+  keeper.observe(busy, wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
+  EXPECT_FALSE(keeper.wide_scan_due()) << "the reach ends as after any wide scan";
+}
+
 TEST(ScanFloorKeeper, FullScansComeEveryTenSecondsOrLessOftenWhenTheyAreSlow) {
   ScanFloorKeeper quick_full;
   const auto t = Clock::now();

@@ -32,10 +32,10 @@ DECLARE
 BEGIN
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
-    -- Scanners call this before every peek; usually there is nothing to do.
-    IF NOT EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity')) THEN
-        RETURN 0;
-    END IF;
+    -- No look first for whether there is anything to do: quick.scan_pointers, the Scanners' call,
+    -- looks before it calls this, and a second look would walk the requests again (under a long
+    -- snapshot, each dead one since the floor a heap fetch). With nothing to do, the statement
+    -- below reads as far as such a look would, and the function returns 0.
     -- Requests another applier is working on right now are skipped, so appliers never wait. The
     -- requests are read in requested_at order through their index and their pointers locked one
     -- index lookup at a time (LATERAL), lazily: the LIMIT stops the scan once max_requests

@@ -26,6 +26,7 @@ SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
+    pending       boolean;
     peeked_vested boolean;
     left_over     boolean := false;
 BEGIN
@@ -36,15 +37,19 @@ BEGIN
     PERFORM quick.check_argument(next_vesting_within IS NULL OR next_vesting_within BETWEEN interval '0' AND interval '1000 years',
         'quick.scan_pointers: next_vesting_within must be zero to 1000 years (NULL: no bound), got %s',
         next_vesting_within::text);
-    pulled := quick.apply_pointer_pulls(max_pulls, requested_from);
+    -- Usually there is nothing to apply: one look at the requests, and neither the apply (which
+    -- does not look first itself) nor the look for left-overs below walks them again (under a
+    -- long snapshot, every dead request since the floor is one more heap fetch per walk).
+    pending := EXISTS (SELECT 1 FROM quick.pointer_pulls r WHERE r.requested_at >= coalesce(requested_from, '-infinity'));
+    pulled := CASE WHEN pending THEN quick.apply_pointer_pulls(max_pulls, requested_from) ELSE 0 END;
     RETURN QUERY SELECT p.tenant, p.vesting_time, NULL::integer FROM quick.peek_pointers(max_pointers, vested_from) p;
     peeked_vested := FOUND;
     -- Requests left, vested pointers or not: when another Scanner is applying them, its pulls vest
     -- a moment from now, and no notification says so (the enqueue's went to both). Beside vested
-    -- pointers, only from a floor: a full scan (no floor) already walked every request since the
-    -- oldest snapshot twice, which under a long one is many dead entries; the next scan, from a
-    -- floor, reports what it left.
-    IF NOT peeked_vested OR requested_from IS NOT NULL THEN
+    -- pointers, only from a floor: a full scan (no floor) has walked every request since the
+    -- oldest snapshot twice already, which under a long one is many dead entries; the Scanner's
+    -- next wide scan reports what is left above its floor.
+    IF pending AND (NOT peeked_vested OR requested_from IS NOT NULL) THEN
         left_over := EXISTS (SELECT 1 FROM quick.pointer_pulls r
                               WHERE r.requested_at >= coalesce(requested_from, '-infinity'));
     END IF;

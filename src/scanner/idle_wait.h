@@ -9,8 +9,8 @@
 // backoff, an error's retry delay) has used part of them already. Vested pointers this consumer
 // left alone (to their owners, or to other consumers' visits) are looked at again after
 // idle_poll_interval, as a poll would: the queue is busy, not idle. Pull requests left over are
-// looked at again sooner (left_over_pulls_wait). Not listening: idle_poll_interval, every time
-// (never more than the longest idle wait).
+// looked at again sooner (left_over_pulls_wait). Not listening: idle_poll_interval (never more
+// than the longest idle wait), sooner after left-over pull requests.
 //
 // Thread safety: the Scanner thread only.
 #pragma once
@@ -55,11 +55,11 @@ struct IdleWaitBounds {
 
 // How soon to look again after scans that left pull requests over, at most `wait`: 1 ms after the
 // first, doubling with each further one (the Scanner's pacing, scanner.min_scan_interval, may
-// make it later: a scan is never sooner than that after the one before). Another Scanner applying them right now (the
-// enqueue's notification woke both, and this one's scan skipped the requests the other had locked) commits within a
-// moment, and its pulls then wait for this consumer, whose tenants they may be (tenant_partition.h): nothing else would
-// tell it before its busy wait or poll ends. A pointer locked for longer (a visit, an open enqueue) is soon looked at
-// no more often than before. `wait` when the scan left nothing over.
+// make it later: while pacing is on, a scan comes no sooner than that after the one before). Another Scanner applying
+// them right now (the enqueue's notification woke both, and this one's scan skipped the requests the other had locked)
+// commits within a moment, and its pulls then wait for this consumer, whose tenants they may be (tenant_partition.h):
+// nothing else would tell it before its busy wait or poll ends. A pointer locked for longer (a visit, an open enqueue)
+// is soon looked at no more often than before. `wait` when the scan left nothing over.
 std::chrono::milliseconds left_over_pulls_wait(const LastScan& scan, std::chrono::milliseconds wait);
 
 // The wait of a round that selected nothing because this consumer is busy with every vested zone

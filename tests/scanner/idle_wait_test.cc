@@ -144,6 +144,11 @@ TEST(IdleWait, NotListeningItPolls) {
   const LastScan scan = idle_scan(t, milliseconds(1000));
   EXPECT_EQ(idle_wait(kPolling, {&scan}, t), milliseconds(20));
   EXPECT_EQ(idle_wait(IdleWaitBounds{milliseconds(20), milliseconds(5), false}, {&scan}, t), milliseconds(5));
+
+  LastScan left_over = idle_scan(t, milliseconds(0));
+  left_over.next_vesting_in = microseconds(0);
+  left_over.note_left_over(true);
+  EXPECT_EQ(idle_wait(kPolling, {&scan, &left_over}, t), milliseconds(1)) << "left-over pull requests, sooner";
 }
 
 }  // namespace

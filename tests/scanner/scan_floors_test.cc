@@ -122,18 +122,35 @@ TEST(ScanFloorKeeper, AWideScanReachesBackToALateCommitOnce) {
       << "no further back than kLateCommitReach";
 }
 
+// A keeper refreshed at db_now that noted a commit begun 8 s before it, and the wide scan that
+// reaches back to that commit (made at t + kWideEvery).
+struct ReachingBack {
+  ScanFloorKeeper keeper;
+  ScanFloorKeeper::Plan wide;
+};
+ReachingBack reaching_back_to_a_late_commit(Clock::time_point t) {
+  ReachingBack reaching;
+  reaching.keeper.observe(scan_at(db_now, std::nullopt), reaching.keeper.next(t), t, milliseconds(2));
+  reaching.keeper.note_late_commit(db_now - milliseconds(8000));
+  reaching.wide = reaching.keeper.next(t + ScanFloorKeeper::kWideEvery);
+  return reaching;
+}
+
+// The wide scan's report, made at t + kWideEvery: pull requests left over, beside the vested
+// pointer `oldest_vested` or nothing vested.
+store::Scan left_pull_requests_over(std::optional<DbTime> oldest_vested) {
+  store::Scan scan = scan_at(db_now + ScanFloorKeeper::kWideEvery, oldest_vested);
+  scan.next_vesting = scan.database_now;
+  return scan;
+}
+
 // Pull requests the reaching scan could not apply (their pointers locked: it reports the next
 // vesting time as now) stay below the narrow floors: the next wide scan reaches back again.
 TEST(ScanFloorKeeper, AWideScanThatLeftPullRequestsReachesBackAgainNextTime) {
-  ScanFloorKeeper keeper;
   const auto t = Clock::now();
-  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
-  keeper.note_late_commit(db_now - milliseconds(8000));
-  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  auto [keeper, wide] = reaching_back_to_a_late_commit(t);
   ASSERT_EQ(wide.kind, Kind::kWide);
-  store::Scan left_over = scan_at(db_now + ScanFloorKeeper::kWideEvery, std::nullopt);
-  left_over.next_vesting = left_over.database_now;
-  keeper.observe(left_over, wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
+  keeper.observe(left_pull_requests_over(std::nullopt), wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
   ASSERT_TRUE(keeper.wide_scan_due());
   EXPECT_EQ(*keeper.next(t + 2 * ScanFloorKeeper::kWideEvery).floors.requested_from, db_now - milliseconds(8100));
 }
@@ -142,15 +159,10 @@ TEST(ScanFloorKeeper, AWideScanThatLeftPullRequestsReachesBackAgainNextTime) {
 // (idle_wait.h): with steady requests from several consumers nearly every wide scan reports some,
 // and keeping the reach for them would make each wide scan reach back like a full one.
 TEST(ScanFloorKeeper, LeftOverRequestsBesideVestedPointersDoNotKeepTheReach) {
-  ScanFloorKeeper keeper;
   const auto t = Clock::now();
-  keeper.observe(scan_at(db_now, std::nullopt), keeper.next(t), t, milliseconds(2));
-  keeper.note_late_commit(db_now - milliseconds(8000));
-  const auto wide = keeper.next(t + ScanFloorKeeper::kWideEvery);
+  auto [keeper, wide] = reaching_back_to_a_late_commit(t);
   ASSERT_EQ(wide.kind, Kind::kWide);
-  store::Scan busy = scan_at(db_now + ScanFloorKeeper::kWideEvery, db_now);
-  busy.next_vesting = busy.database_now;
-  keeper.observe(busy, wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
+  keeper.observe(left_pull_requests_over(db_now), wide, t + ScanFloorKeeper::kWideEvery, milliseconds(1));
   EXPECT_FALSE(keeper.wide_scan_due()) << "the reach ends as after any wide scan";
 }
 

@@ -5,10 +5,9 @@
 -- left that this call could not apply (their pointers locked, or another Scanner applying them
 -- right now), whether or not the peek found vested pointers (but for a full scan, one without a
 -- requested_from floor, that found some); otherwise, when the peek found nothing vested, when
--- the next pointer vests (NULL: none). An idle or busy Scanner looks again
--- soon after a scan that left requests (docs/consumer.md#waking-up). requested_from and
--- vested_from (NULL: from the beginning) are the Scanner's floors for the two reads
--- (docs/consumer.md#scanning-from-a-floor).
+-- the next pointer vests (NULL: none). An idle or busy Scanner looks again soon after a scan
+-- that left requests (docs/consumer.md#waking-up). requested_from and vested_from (NULL: from
+-- the beginning) are the Scanner's floors for the two reads (docs/consumer.md#scanning-from-a-floor).
 -- next_vesting_within bounds the read of the next vesting time: only a pointer that vests within
 -- it from now is reported (NULL: no bound; zero: none is read). The Scanner passes how long it
 -- could sleep at most: whatever vests later it looks for again before then, and under an old

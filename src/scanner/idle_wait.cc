@@ -22,8 +22,7 @@ milliseconds left_over_pulls_wait(const LastScan& scan, milliseconds wait) {
   return std::max(milliseconds(1), std::min(wait, soon));
 }
 
-milliseconds busy_wait_for(const std::vector<const LastScan*>& scans, milliseconds base) {
-  milliseconds wait = base;
+milliseconds left_over_pulls_wait(const std::vector<const LastScan*>& scans, milliseconds wait) {
   for (const LastScan* scan : scans) wait = left_over_pulls_wait(*scan, wait);
   return wait;
 }
@@ -31,11 +30,7 @@ milliseconds busy_wait_for(const std::vector<const LastScan*>& scans, millisecon
 milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,
                        IdleClock::time_point now) {
   const milliseconds poll = std::max(milliseconds(1), std::min(bounds.idle_poll_interval, bounds.longest));
-  if (!bounds.listening) {
-    milliseconds wait = poll;
-    for (const LastScan* scan : scans) wait = left_over_pulls_wait(*scan, wait);
-    return wait;
-  }
+  if (!bounds.listening) return left_over_pulls_wait(scans, poll);
   milliseconds wait = std::max(milliseconds(1), bounds.longest);
   for (const LastScan* scan : scans) {
     if (scan->saw_vested) wait = std::min(wait, poll);

@@ -55,17 +55,19 @@ struct IdleWaitBounds {
 
 // How soon to look again after scans that left pull requests over, at most `wait`: 1 ms after the
 // first, doubling with each further one (the Scanner's pacing, scanner.min_scan_interval, may
-// make it later: while pacing is on, a scan comes no sooner than that after the one before). Another Scanner applying
-// them right now (the enqueue's notification woke both, and this one's scan skipped the requests the other had locked)
-// commits within a moment, and its pulls then wait for this consumer, whose tenants they may be (tenant_partition.h):
-// nothing else would tell it before its busy wait or poll ends. A pointer locked for longer (a visit, an open enqueue)
-// is soon looked at no more often than before. `wait` when the scan left nothing over.
+// make it later: while pacing is on, a scan comes no sooner than that after the one before).
+// Another Scanner applying them right now (the enqueue's notification woke both, and this one's
+// scan skipped the requests the other had locked) commits within a moment, and its pulls then
+// wait for this consumer, whose tenants they may be (tenant_partition.h): nothing else would tell
+// it before its busy wait or poll ends. A pointer locked for longer (a visit, an open enqueue) is
+// soon looked at no more often than before. `wait` when the scan left nothing over.
 std::chrono::milliseconds left_over_pulls_wait(const LastScan& scan, std::chrono::milliseconds wait);
 
-// The wait of a round that selected nothing because this consumer is busy with every vested zone
-// it may take: `base` (scanner.cc: a quarter of idle_poll_interval), or sooner after a scan
-// that left pull requests over.
-std::chrono::milliseconds busy_wait_for(const std::vector<const LastScan*>& scans, std::chrono::milliseconds base);
+// The same over every database's last scan: the soonest. The wait of a round that selected
+// nothing because this consumer is busy with every vested zone it may take (`wait`: scanner.cc's
+// quarter of idle_poll_interval), and of a polling Scanner's round (`wait`: the poll).
+std::chrono::milliseconds left_over_pulls_wait(const std::vector<const LastScan*>& scans,
+                                               std::chrono::milliseconds wait);
 
 // The sleep, at least 1 ms (a moment already past is looked at again at once, not in a busy loop).
 std::chrono::milliseconds idle_wait(const IdleWaitBounds& bounds, const std::vector<const LastScan*>& scans,

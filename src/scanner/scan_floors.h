@@ -53,10 +53,9 @@ class ScanFloorKeeper {
   // `started` has committed (sql/functions/notify_consumers.sql). When that lies below the next
   // wide scan's floor (a transaction that ran over kWideMargin), that scan reaches back to it
   // (and the ones after it while they find nothing vested and pull requests left over), so what
-  // it wrote is read within
-  // kWideEvery of its commit, not at the next full scan. Reaching back at most kLateCommitReach:
-  // anyone may send the notification, and a scan from further back costs as much as a full one
-  // while a snapshot holds vacuum back.
+  // it wrote is read within kWideEvery of its commit, not at the next full scan. Reaching back at
+  // most kLateCommitReach: anyone may send the notification, and a scan from further back costs as
+  // much as a full one while a snapshot holds vacuum back.
   void note_late_commit(DbTime started);
 
   // After a narrow scan, or with a late commit noted, when the next wide scan is due: what landed

@@ -246,7 +246,7 @@ std::chrono::milliseconds round_idle_wait(const ConsumerCore& core,
 // it may take (idle_wait.h).
 std::chrono::milliseconds round_busy_wait(const std::vector<std::unique_ptr<ScannedDatabase>>& databases,
                                           std::chrono::milliseconds base) {
-  return busy_wait_for(last_scans(databases), base);
+  return left_over_pulls_wait(last_scans(databases), base);
 }
 
 // Before an idle sleep of a listening Scanner: announces it in every database

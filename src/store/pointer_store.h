@@ -31,10 +31,10 @@ struct Scan {
   DbTime database_now{};                // the database clock at the scan
   // database_now when pull requests are left over (their pointers were locked, or another
   // Scanner was applying them), whether or not `pointers` is empty (when it is not, only a scan
-  // from a `requested_from` floor looks: not a full scan). Otherwise, only when
-  // `pointers` is empty: when the earliest pointer that is not vested yet vests (unset: none
-  // within the scan's `next_vesting_within`): no new work vests before this unless an enqueue or
-  // pull request notifies (docs/consumer.md#waking-up).
+  // from a `requested_from` floor looks: not a full scan). Otherwise, only when `pointers` is
+  // empty: when the earliest pointer that is not vested yet vests (unset: none within the scan's
+  // `next_vesting_within`): no new work vests before this unless an enqueue or pull request
+  // notifies (docs/consumer.md#waking-up).
   std::optional<DbTime> next_vesting;
 };
 

@@ -93,8 +93,8 @@ TEST(LeftOverPullsWait, ABusyRoundWaitsForTheSoonestDatabase) {
   LastScan quiet;
   LastScan left_over;
   left_over.note_left_over(true);
-  EXPECT_EQ(busy_wait_for({&quiet}, milliseconds(5)), milliseconds(5));
-  EXPECT_EQ(busy_wait_for({&quiet, &left_over}, milliseconds(5)), milliseconds(1));
+  EXPECT_EQ(left_over_pulls_wait({&quiet}, milliseconds(5)), milliseconds(5));
+  EXPECT_EQ(left_over_pulls_wait({&quiet, &left_over}, milliseconds(5)), milliseconds(1));
 }
 
 TEST(LeftOverPullsWait, ShortensOnlyAWaitAfterAScanThatLeftRequestsOver) {

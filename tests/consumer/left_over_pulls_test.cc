@@ -29,23 +29,10 @@ using testing::seconds;
 class LeftOverPullsTest : public testing::DatabaseTest {
  protected:
   // Polling alone would look every 10 s, and a busy round every 2.5 s (a quarter of it).
-  ConsumerConfig slow_polling_config(const std::string& id) {
-    ConsumerConfig config = testing::fast_config(url(), id);
-    config.scanner.idle_poll_interval = seconds(10);
-    config.scanner.listening_poll_interval = std::chrono::minutes(10);
-    config.scanner.in_order_lease_duration = seconds(60);
-    return config;
-  }
+  ConsumerConfig slow_polling_config(const std::string& id) { return testing::slow_polling_config(url(), id); }
 
   void enqueue(const std::string& tenant, const std::string& job_type, milliseconds delay = milliseconds(0)) {
-    auto conn = connect();
-    pqxx::work txn(*conn);
-    NewItem item;
-    item.tenant = tenant;
-    item.job_type = job_type;
-    item.vesting_delay = delay;
-    enqueue_in(txn, item);
-    txn.commit();
+    testing::enqueue_one(url(), tenant, job_type, delay);
   }
 
   // Locks the parked zone's pointer as a visit does, then enqueues an item into that zone, which

@@ -13,6 +13,7 @@
 
 #include "quick/consumer.h"
 #include "quick/quick.h"
+#include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/test_database.h"
 
@@ -36,15 +37,7 @@ class PointerLifecycleTest : public testing::DatabaseTest {
   }
 
   std::int64_t enqueue(const std::string& tenant, const std::string& job_type, std::chrono::milliseconds delay = 0ms) {
-    auto conn = connect();
-    pqxx::work txn(*conn);
-    NewItem item;
-    item.tenant = tenant;
-    item.job_type = job_type;
-    item.vesting_delay = delay;
-    const auto result = enqueue_in(txn, item);
-    txn.commit();
-    return result.item_id;
+    return testing::enqueue_one(url(), tenant, job_type, delay);
   }
 
   bool pointer_exists(const std::string& tenant) const {

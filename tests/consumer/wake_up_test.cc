@@ -24,25 +24,10 @@ using testing::seconds;
 
 class WakeUpTest : public testing::DatabaseTest {
  protected:
-  // Polling alone would find new work only every 10 s (and renewals every 20 s): anything faster
-  // is the notifications' doing.
-  ConsumerConfig sleepy_config(const std::string& id) {
-    ConsumerConfig config = testing::fast_config(url(), id);
-    config.scanner.idle_poll_interval = seconds(10);
-    config.scanner.listening_poll_interval = std::chrono::minutes(10);
-    config.scanner.in_order_lease_duration = seconds(60);
-    return config;
-  }
+  ConsumerConfig sleepy_config(const std::string& id) { return testing::slow_polling_config(url(), id); }
 
   void enqueue(const std::string& tenant, milliseconds delay = milliseconds(0)) {
-    auto conn = connect();
-    pqxx::work txn(*conn);
-    NewItem item;
-    item.tenant = tenant;
-    item.job_type = "job";
-    item.vesting_delay = delay;
-    enqueue_in(txn, item);
-    txn.commit();
+    testing::enqueue_one(url(), tenant, "job", delay);
   }
 
   int listener_backends(const std::string& consumer_id) {

@@ -39,6 +39,31 @@ inline ConsumerConfig fast_config(const std::string& url, const std::string& con
   return config;
 }
 
+// fast_config, but polling alone would look for new work only every 10 s (and renew the Scanner's
+// roles every 20 s): work found sooner was found through a notification or the Scanner's own
+// earlier look (docs/consumer.md#waking-up).
+inline ConsumerConfig slow_polling_config(const std::string& url, const std::string& consumer_id) {
+  ConsumerConfig config = fast_config(url, consumer_id);
+  config.scanner.idle_poll_interval = std::chrono::seconds(10);
+  config.scanner.listening_poll_interval = std::chrono::minutes(10);
+  config.scanner.in_order_lease_duration = std::chrono::seconds(60);
+  return config;
+}
+
+// Enqueues one item with enqueue_in, in a committed transaction of its own. Returns its id.
+inline std::int64_t enqueue_one(const std::string& url, const std::string& tenant, const std::string& job_type,
+                                std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+  pqxx::connection conn(url);
+  pqxx::work txn(conn);
+  NewItem item;
+  item.tenant = tenant;
+  item.job_type = job_type;
+  item.vesting_delay = delay;
+  const auto result = enqueue_in(txn, item);
+  txn.commit();
+  return result.item_id;
+}
+
 // Enqueues `count` items of `job_type` spread round robin over `tenants` zones named
 // "<tenant_prefix><i>", in batches, each batch in its own committed transaction. Returns the ids.
 inline std::vector<std::int64_t> enqueue_items(const std::string& url, int count, int tenants,

@@ -132,7 +132,7 @@ TEST(ChaosTest, CommittedJobsRunAndRolledBackOnesNeverDoThroughKillsTerminations
   const std::string quick = quick_binary();
   ASSERT_FALSE(quick.empty());
   TempDir dir;
-  OwnCluster own(dir / "cluster");
+  OwnCluster own(dir.cluster_state_dir("cluster"));
   const std::string url = own.url();
   const auto record_file = dir / "ran.txt";
   const auto config_file = dir / "worker.yaml";

@@ -76,8 +76,7 @@ class LocalClusterTest : public ::testing::Test {
   void SetUp() override {
     // As scripts/test does: when the tests run as root, the postgres OS user must reach state
     // directories made in here.
-    fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                     fs::perms::others_read | fs::perms::others_exec);
+    dir_.open_to_server_user();
   }
   void TearDown() override {
     for (const auto& state_dir : started_) {

@@ -46,8 +46,8 @@ pid_t start_move_stopping_after(const PlacementConfig& config, const std::string
 
 TEST(MoveRestartTest, ADatabaseCrashingMidMoveLeavesItsPreparedTransactionToRecovery) {
   TempDir dir;
-  OwnCluster one(dir / "one");
-  OwnCluster two(dir / "two");
+  OwnCluster one(dir.cluster_state_dir("one"));
+  OwnCluster two(dir.cluster_state_dir("two"));
   PlacementConfig config;
   config.databases = {DatabaseConfig{"one", one.url()}, DatabaseConfig{"two", two.url()}};
   config.directory = "one";

@@ -14,6 +14,7 @@
 #include "quick/quick.h"
 #include "support/commands.h"
 #include "support/items.h"
+#include "support/own_cluster.h"
 #include "support/processes.h"
 #include "support/schema_snapshot.h"
 #include "support/test_database.h"
@@ -300,8 +301,9 @@ TEST_F(MigrateTest, PsqlCanReapplyTheViewsFile) {
 //   login is refused before anything runs.
 TEST(MigrateWithoutCreateroleTest, MigrationsAskForRolesAndMembershipThenAnyMemberOfQuickAdminMigrates) {
   testing::TempDir dir;
-  local_postgres::LocalCluster cluster(dir / "cluster");
+  local_postgres::LocalCluster cluster(dir.cluster_state_dir("cluster"));
   const std::string superuser = cluster.start();
+  testing::expect_cluster_inside(cluster, dir.path());
   struct StopCluster {
     local_postgres::LocalCluster& cluster;
     ~StopCluster() {

@@ -17,11 +17,22 @@
 
 namespace quick::testing {
 
+// A cluster whose directory LocalCluster had to put elsewhere (/var/tmp, under root) would
+// outlive the test's scratch directory.
+inline void expect_cluster_inside(const local_postgres::LocalCluster& cluster, const std::filesystem::path& dir) {
+  EXPECT_EQ(cluster.data_dir().string().rfind(dir.string(), 0), 0u)
+      << "the cluster's directory " << cluster.data_dir() << " is not under " << dir
+      << ": it would outlive the test (TempDir::cluster_state_dir)";
+}
+
 class OwnCluster {
  public:
-  // Creates and starts the cluster under `dir`, and migrates its database `quick`.
+  // Creates and starts the cluster under `dir`, and migrates its database `quick`. `dir` must be
+  // one the postgres OS user can reach (TempDir::cluster_state_dir), so that the cluster is
+  // deleted with it.
   explicit OwnCluster(const std::filesystem::path& dir) : cluster_(dir) {
     url_ = cluster_.start();
+    expect_cluster_inside(cluster_, dir);
     pqxx::connection conn(url_);
     migrate(conn);
   }

@@ -92,9 +92,29 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
+  // Opened to the postgres OS user: the owner keeps every right, others may only read and
+  // traverse. Under root that user must reach a cluster's directory made in here.
+  void open_to_server_user() const { open_dir_to_server_user(path_); }
+
+  // A state directory named `name` in here, for a PostgreSQL cluster of a test's own (LocalCluster,
+  // OwnCluster), both opened to the postgres OS user as scripts/test opens its own: otherwise,
+  // under root, LocalCluster keeps the cluster in /var/tmp, where it outlives this directory.
+  std::filesystem::path cluster_state_dir(const std::string& name) const {
+    open_to_server_user();
+    const std::filesystem::path state_dir = path_ / name;
+    std::filesystem::create_directory(state_dir);
+    open_dir_to_server_user(state_dir);
+    return state_dir;
+  }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
  private:
+  static void open_dir_to_server_user(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+  }
+
   std::filesystem::path path_;
 };
 

@@ -43,7 +43,11 @@ class FairnessTest : public testing::DatabaseTest {
 
   void enqueue_many(const std::string& tenant, int count, const std::string& job_type) {
     auto conn = connect();
-    pqxx::work txn(*conn);
+    enqueue_many(*conn, tenant, count, job_type);
+  }
+  // The same on a connection the caller keeps (connecting is slow on a loaded machine).
+  static void enqueue_many(pqxx::connection& conn, const std::string& tenant, int count, const std::string& job_type) {
+    pqxx::work txn(conn);
     std::vector<NewItem> items;
     for (int i = 0; i < count; ++i) {
       NewItem item;
@@ -106,20 +110,13 @@ TEST_F(FairnessTest, QuietTenantsAreServedPromptlyWhileANoisyTenantsBacklogDrain
   consumer.start();
   // The quiet tenants arrive once the backlog is being drained.
   ASSERT_TRUE(eventually([&] { return noisy_done.load() >= 300; }, 60s));
-  auto quiet_conn = connect();  // one connection: connecting is slow on a loaded machine
+  auto quiet_conn = connect();
   for (int t = 0; t < kQuietTenants; ++t) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       enqueue_started[static_cast<std::size_t>(t)] = Clock::now();
     }
-    pqxx::work txn(*quiet_conn);
-    std::vector<NewItem> items(kItemsPerQuietTenant);
-    for (auto& item : items) {
-      item.tenant = "quiet-" + std::to_string(t);
-      item.job_type = "work";
-    }
-    enqueue_batch_in(txn, items);
-    txn.commit();
+    enqueue_many(*quiet_conn, "quiet-" + std::to_string(t), kItemsPerQuietTenant, "work");
     if (t + 1 < kQuietTenants) std::this_thread::sleep_for(20ms);
   }
   noisy_done_when_quiet_enqueued = noisy_done.load();

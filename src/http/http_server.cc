@@ -1,9 +1,13 @@
 #include "http/http_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
 
 #include <httplib.h>
 
@@ -32,17 +36,35 @@ Address parse_address(const std::string& text) {
 
 namespace {
 
+// "localhost", "::1", or a literal IPv4 address in 127.0.0.0/8. Parsed, not matched by prefix:
+// "127.evil.example" is a name its owner can point anywhere.
 bool is_loopback_name(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost" || host == "::1") return true;
+  in_addr address{};
+  return ::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
 }
 
-// The host part of a Host header: "example.com:8080" -> "example.com", "[::1]:9464" -> "::1".
-std::string host_of(const std::string& header) {
+// The host part of a Host header, or nullopt when what follows it is not a port:
+// "example.com:8080" -> "example.com", "[::1]:9464" -> "::1", "::1" -> "::1".
+std::optional<std::string> host_of(const std::string& header) {
+  std::string host;
+  std::string rest;
   if (!header.empty() && header.front() == '[') {
     const auto end = header.find(']');
-    return end == std::string::npos ? header : header.substr(1, end - 1);
+    if (end == std::string::npos) return std::nullopt;
+    host = header.substr(1, end - 1);
+    rest = header.substr(end + 1);
+  } else if (std::count(header.begin(), header.end(), ':') > 1) {
+    host = header;  // an IPv6 address without brackets
+  } else {
+    const auto colon = header.find(':');
+    host = header.substr(0, colon);
+    rest = colon == std::string::npos ? "" : header.substr(colon);
   }
-  return header.substr(0, header.find(':'));
+  if (!rest.empty() && (rest.front() != ':' || rest.find_first_not_of("0123456789", 1) != std::string::npos)) {
+    return std::nullopt;
+  }
+  return host;
 }
 
 }  // namespace
@@ -74,10 +96,13 @@ HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(
   // so a server on the loopback answers only requests addressed to a loopback name.
   if (is_loopback_name(address_.host)) {
     server_->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
-      const std::string host = host_of(request.get_header_value("Host"));
-      if (host.empty() || is_loopback_name(host)) return httplib::Server::HandlerResponse::Unhandled;
+      // No Host at all (HTTP/1.0) is no browser's request.
+      const std::string header = request.get_header_value("Host");
+      if (header.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      const auto host = host_of(header);
+      if (host && is_loopback_name(*host)) return httplib::Server::HandlerResponse::Unhandled;
       response.status = 403;
-      response.set_content("this server answers requests for localhost only, not for host " + host + "\n",
+      response.set_content("this server answers requests for localhost only, not for host " + header + "\n",
                            "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     });

@@ -42,6 +42,12 @@ TEST_F(HttpServerTest, OnTheLoopbackOnlyRequestsForALoopbackNameAreAnswered) {
   EXPECT_EQ(status_for_host(port, "[::1]:" + std::to_string(port)), 200);
   EXPECT_EQ(status_for_host(port, "rebound.attacker.example:" + std::to_string(port)), 403);
   EXPECT_EQ(status_for_host(port, "localhost.attacker.example"), 403);
+  // A name that merely starts like a loopback address is a name the attacker may own.
+  EXPECT_EQ(status_for_host(port, "127.example.com"), 403);
+  EXPECT_EQ(status_for_host(port, "127.evil.example.com:" + std::to_string(port)), 403);
+  EXPECT_EQ(status_for_host(port, "127.0.0.1.evil.example"), 403);
+  EXPECT_EQ(status_for_host(port, "127.0.0.2:" + std::to_string(port)), 200);
+  EXPECT_EQ(status_for_host(port, "127.0.0.1"), 200);
   server_->stop();
   server_->stop();  // idempotent
 }

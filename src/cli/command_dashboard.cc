@@ -43,7 +43,6 @@ int run_dashboard_command(const DashboardCommandOptions& options) {
 
   StopSignals stop_signals;  // before the server's threads start
   dashboard::mount_dashboard(server.routes(), dashboard_options);
-  server.routes().set_payload_max_length(1 << 20);  // an action's body is small JSON: refuse more than 1 MiB
   server.start();
   auto log = util::component_logger("quick.cli");
   log->info("dashboard on http://{}:{}/ ({}); SIGINT or SIGTERM stops it", server.host(), server.port(),

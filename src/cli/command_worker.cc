@@ -62,7 +62,6 @@ WorkerHttp start_http(const WorkerOptions& options, const ConsumerConfig& config
     for (const auto& database : config.databases) dashboard_options.databases.push_back({database.name, database.url});
     dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
     dashboard::mount_dashboard(http.server->routes(), dashboard_options);
-    http.server->routes().set_payload_max_length(1 << 20);  // an action's body is small JSON
   }
   try {
     http.server->start();

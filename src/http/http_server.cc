@@ -107,6 +107,10 @@ HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(
       return httplib::Server::HandlerResponse::Handled;
     });
   }
+  // httplib's default takes a body of any size into memory. Every route here (metrics, the
+  // dashboard's JSON actions) takes at most a small body. A larger one is answered 413 from its
+  // Content-Length: httplib drops what arrives (until the read timeout below) and keeps none of it.
+  server_->set_payload_max_length(kMaxRequestBody);
   // A client that stalls must not hold a server thread for long.
   server_->set_read_timeout(5, 0);
   server_->set_write_timeout(5, 0);

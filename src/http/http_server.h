@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,12 +34,17 @@ Address parse_address(const std::string& text);
 
 class HttpServer {
  public:
+  // The largest request body served; a larger one is answered 413.
+  static constexpr size_t kMaxRequestBody = 1 << 20;
+
+
   explicit HttpServer(Address address);
   ~HttpServer();  // stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Where to mount handlers (Get, Post, ...), before start(). A handler that throws answers 500.
+  // Request bodies are limited to kMaxRequestBody.
   httplib::Server& routes();
 
   // Binds the address and serves on a thread. Throws Error when the address cannot be bound

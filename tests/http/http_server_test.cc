@@ -5,6 +5,12 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <string>
 
 #include "http/http_server.h"
@@ -55,6 +61,41 @@ TEST_F(HttpServerTest, OnTheLoopbackOnlyRequestsForALoopbackNameAreAnswered) {
 TEST_F(HttpServerTest, OnOtherAddressesTheHostHeaderIsNotChecked) {
   serve("0.0.0.0");
   EXPECT_EQ(status_for_host(server_->port(), "queue.example.com"), 200);
+}
+
+// The status line's code of a POST whose headers announce `content_length` bytes and whose body
+// is 5 bytes, sent on a raw socket (httplib's client sends the body it is given); -1 when none.
+int status_of_announced_body(int port, const std::string& content_length) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  const std::string request = "POST /ping HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + content_length +
+                              "\r\nConnection: close\r\n\r\nhello";
+  (void)!::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  if (answer.rfind("HTTP/1.1 ", 0) != 0 || answer.size() < 12) return -1;
+  return std::stoi(answer.substr(9, 3));
+}
+
+TEST_F(HttpServerTest, ABodyOverOneMebibyteIsRefusedWithoutBeingRead) {
+  serve("127.0.0.1");
+  server_->routes().Post("/ping", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("pong", "text/plain");
+  });
+  const auto began = std::chrono::steady_clock::now();
+  // 400 MB announced, 5 bytes sent: the server answers from the header, within its read timeout
+  // (5 s), and without the limit it waited for the rest and answered 400.
+  EXPECT_EQ(status_of_announced_body(server_->port(), "400000000"), 413);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(10));
 }
 
 }  // namespace

@@ -12,25 +12,24 @@ ConnectionPool::ConnectionPool(std::string url, std::chrono::milliseconds statem
     : url_(std::move(url)), statement_timeout_(statement_timeout) {}
 
 ConnectionPool::Borrowed ConnectionPool::borrow() {
+  std::unique_ptr<core::DatabaseSession> session;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    while (!idle_.empty()) {
-      auto conn = std::move(idle_.back());
+    if (!idle_.empty()) {
+      session = std::move(idle_.back());
       idle_.pop_back();
-      if (conn->is_open()) return Borrowed(*this, std::move(conn));
     }
   }
-  auto conn = std::make_unique<pqxx::connection>(url_);
-  pqxx::nontransaction session(*conn);
-  session.exec("SET application_name = 'quick dashboard'");
-  session.exec("SET statement_timeout = " + std::to_string(statement_timeout_.count()));
-  return Borrowed(*this, std::move(conn));
+  if (!session) session = std::make_unique<core::DatabaseSession>(url_, "quick dashboard", statement_timeout_);
+  // Borrowed connects (or reconnects a session whose connection closed while idle) outside the
+  // lock: a slow database delays only this request.
+  return Borrowed(*this, std::move(session));
 }
 
-void ConnectionPool::give_back(std::unique_ptr<pqxx::connection> conn) {
-  if (!conn || !conn->is_open()) return;
+void ConnectionPool::give_back(std::unique_ptr<core::DatabaseSession> session, const pqxx::connection& conn) {
+  if (!session || !conn.is_open()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(conn));
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(session));
 }
 
 }  // namespace quick::dashboard

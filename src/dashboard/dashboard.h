@@ -51,7 +51,8 @@ struct DashboardOptions {
 };
 
 // Adds the page and the API routes to `server`. Connects lazily: a database that is down gives
-// 503 answers, not an exception here. Throws InvalidArgument for no database or a repeated name.
+// 503 answers (after at most its connect_timeout, 5 s unless its URL sets one), not an exception
+// here. Throws InvalidArgument for no database or a repeated name.
 void mount_dashboard(httplib::Server& server, const DashboardOptions& options);
 
 }  // namespace quick::dashboard

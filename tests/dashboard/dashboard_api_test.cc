@@ -16,6 +16,7 @@
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
 #include "support/dashboard_server.h"
+#include "support/silent_listener.h"
 #include "support/test_database.h"
 
 namespace quick::testing {
@@ -247,6 +248,35 @@ TEST_F(DashboardApiTest, SeveralDatabasesEachWithItsSummaryAndActionsOnTheOneNam
   pqxx::nontransaction check(conn);
   EXPECT_EQ(check.exec("SELECT count(*) FROM quick.paused_tenants WHERE tenant = 'second-db-tenant0'")[0][0].as<int>(),
             1);
+}
+
+TEST_F(DashboardApiTest, ADatabaseThatNeverAnswersGetsAnErrorWhileTheOthersAreShown) {
+  enqueue_items(url(), 5, 1, "email", "alive-tenant");
+  SilentListener silent;
+  dashboard::DashboardOptions both = options();
+  both.databases.push_back({"silent", silent.url()});
+  DashboardServer server(both);
+  auto client = server.client();
+  client.set_read_timeout(60, 0);  // far beyond the bound checked: without one it waited forever
+
+  for (int poll = 0; poll < 2; ++poll) {  // the second poll connects again: nothing was pooled
+    SCOPED_TRACE("poll " + std::to_string(poll));
+    const auto began = std::chrono::steady_clock::now();
+    const auto response = client.Get("/api/overview");
+    ASSERT_TRUE(response) << "no answer";
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15));
+    ASSERT_EQ(response->status, 200) << response->body;
+    const auto overview = json_of(response);
+    EXPECT_EQ(overview["summary"]["items"].get<int>(), 5);
+    ASSERT_EQ(overview["databases"].size(), 2u);
+    EXPECT_EQ(overview["databases"][1]["name"], "silent");
+    EXPECT_THAT(overview["databases"][1]["error"].get<std::string>(), HasSubstr("timeout"));
+  }
+  const auto began = std::chrono::steady_clock::now();
+  const auto selected = client.Get("/api/overview?database=silent");
+  ASSERT_TRUE(selected) << "no answer";
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15));
+  EXPECT_EQ(selected->status, 503) << selected->body;
 }
 
 TEST_F(DashboardApiTest, ALoginWithoutQuickAdminReadsButItsActionsAreRefusedByTheDatabase) {

@@ -162,9 +162,12 @@ class TenantMove {
   // Two-phase commit: prepares the destination's transaction, then the source's, records the
   // decision in the directory (`directory` must have no transaction open), then commits both.
   // Ends both transactions (do not use them afterwards). Before the decision, any failure rolls
-  // back what was prepared and rethrows: the move did not happen. After it, a failure leaves the
-  // move decided but in doubt: MoveInDoubt is thrown, and resolve_moves (or another move of the
-  // tenant) commits it.
+  // back both transactions and rethrows: the move did not happen. That includes a transaction that
+  // had failed already (an SQL error the caller caught and went on from, which libpqxx does not
+  // end): Postgres rolls it back at PREPARE TRANSACTION, and commit throws Error. After the
+  // decision, a failure, or a prepared transaction that another process ended meanwhile, leaves
+  // the move decided but in doubt: MoveInDoubt is thrown, and resolve_moves (or another move of
+  // the tenant) commits what is still prepared.
   void commit(pqxx::transaction_base& source, pqxx::transaction_base& destination, pqxx::connection_base& directory);
 
  private:

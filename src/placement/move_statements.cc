@@ -61,12 +61,32 @@ void finish_move_in(pqxx::transaction_base& destination, const std::string& tena
                           pause_reason.empty() ? std::optional<std::string>() : pause_reason);
 }
 
-void prepare(pqxx::transaction_base& txn, const std::string& gid) {
-  txn.exec("PREPARE TRANSACTION " + txn.quote(gid));
+bool prepare(pqxx::transaction_base& txn, const std::string& gid) {
+  try {
+    txn.exec("PREPARE TRANSACTION " + txn.quote(gid));
+  } catch (...) {
+    abort_quietly(txn);  // a failed PREPARE TRANSACTION rolled the transaction back
+    throw;
+  }
   // The session has no transaction now, but the libpqxx object still has one open: give it an
-  // empty one to commit, so that it ends cleanly (a bare COMMIT would draw a warning).
+  // empty one to commit, so that it ends cleanly (a bare COMMIT would draw a warning). In it, see
+  // that the transaction was prepared: one that had failed already (an error the caller caught
+  // and went on from: libpqxx keeps the object open) is not, Postgres rolls it back and answers
+  // ROLLBACK, with no error. (libpqxx 6 does not show the command status.)
   txn.exec("BEGIN");
+  const bool prepared = txn.exec_params("SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts WHERE gid = $1)", gid)
+                            .at(0)
+                            .at(0)
+                            .as<bool>();
   txn.commit();
+  return prepared;
+}
+
+void abort_quietly(pqxx::transaction_base& txn) noexcept {
+  try {
+    txn.abort();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): ended already (committed by prepare)
+  }
 }
 
 bool end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) {

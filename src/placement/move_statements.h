@@ -37,10 +37,15 @@ Deleted finish_move_out(pqxx::transaction_base& source, const std::string& tenan
 void finish_move_in(pqxx::transaction_base& destination, const std::string& tenant, bool paused,
                     const std::string& pause_reason);
 
-// PREPARE TRANSACTION `gid`, ending `txn` (it must not be used afterwards).
-void prepare(pqxx::transaction_base& txn, const std::string& gid);
+// PREPARE TRANSACTION `gid`, ending `txn` whether it succeeds or throws (it must not be used
+// afterwards). Returns false when the transaction had failed before (an SQL error that the caller
+// caught and went on from): Postgres then rolls it back instead, without an error.
+bool prepare(pqxx::transaction_base& txn, const std::string& gid);
+// Rolls back `txn` unless it has ended already; never throws.
+void abort_quietly(pqxx::transaction_base& txn) noexcept;
 // COMMIT PREPARED / ROLLBACK PREPARED on a connection with no transaction open. Returns false when
-// there was no such prepared transaction (another process, recovery or the mover, ended it).
+// there was no such prepared transaction (another process, recovery or the mover, ended it: how,
+// it cannot tell).
 bool end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit);
 // The same, for clean-up on an error path: failures are swallowed (recovery ends what is left).
 void try_end_prepared(pqxx::connection_base& conn, const std::string& gid, bool commit) noexcept;

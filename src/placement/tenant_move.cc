@@ -35,6 +35,13 @@ void require_read_committed(pqxx::transaction_base& txn, const char* which) {
   }
 }
 
+// PREPARE TRANSACTION found the transaction failed already, and rolled it back.
+std::string not_prepared(const std::string& move_id, const char* which) {
+  return "TenantMove " + move_id + ": the " + which +
+         "'s transaction had failed before it was prepared (an SQL error in it was caught and the transaction used "
+         "on; PREPARE TRANSACTION rolled it back): both transactions are rolled back, nothing moved";
+}
+
 }  // namespace
 
 const char* to_string(MoveStep step) {
@@ -124,23 +131,21 @@ void TenantMove::commit(pqxx::transaction_base& source, pqxx::transaction_base& 
   if (!rows_moved_) throw Error("TenantMove::commit: call move_rows first");
   const std::string destination_gid = "quick_move:" + result_.move_id + ":destination";
   const std::string source_gid = "quick_move:" + result_.move_id + ":source";
-  bool destination_prepared = false;
-  bool source_prepared = false;
   const placement::MoverLiveness alive(directory, result_.move_id);
   try {
     placement::record_move_start(directory, result_);
-    placement::prepare(destination, destination_gid);
-    destination_prepared = true;
+    if (!placement::prepare(destination, destination_gid)) throw Error(not_prepared(result_.move_id, "destination"));
     step(MoveStep::kDestinationPrepared);
-    placement::prepare(source, source_gid);
-    source_prepared = true;
+    if (!placement::prepare(source, source_gid)) throw Error(not_prepared(result_.move_id, "source"));
     step(MoveStep::kSourcePrepared);
   } catch (...) {
-    // Nothing is decided: undo what was prepared (a failure here leaves it for recovery, which
-    // finds the move undecided and rolls it back too).
+    // Nothing is decided: roll back both sides, whatever each got to (a failure here leaves a
+    // prepared transaction to recovery, which finds the move aborted and rolls it back too).
     placement::try_decide(directory, result_.move_id, "abort");
-    if (destination_prepared) placement::try_end_prepared(destination.conn(), destination_gid, false);
-    if (source_prepared) placement::try_end_prepared(source.conn(), source_gid, false);
+    placement::abort_quietly(destination);
+    placement::abort_quietly(source);
+    placement::try_end_prepared(destination.conn(), destination_gid, false);
+    placement::try_end_prepared(source.conn(), source_gid, false);
     throw;
   }
 
@@ -157,10 +162,22 @@ void TenantMove::commit(pqxx::transaction_base& source, pqxx::transaction_base& 
     throw Error("TenantMove " + result_.move_id + ": recovery aborted this move before it was decided; nothing moved");
   }
   step(MoveStep::kDecided);
+  // Both transactions were prepared, and only this mover ends them while it holds the liveness
+  // lock: one that COMMIT PREPARED does not find was ended by someone else, committed or rolled
+  // back, which the mover cannot tell. It stops there rather than commit the other side.
+  const auto gone = [&](const char* which, const char* rest) {
+    return MoveInDoubt("TenantMove " + result_.move_id + " is decided, but the " + which +
+                       "'s prepared transaction was no longer there to commit (another process ended it); " + rest);
+  };
   try {
-    placement::end_prepared(destination.conn(), destination_gid, true);
+    if (!placement::end_prepared(destination.conn(), destination_gid, true)) {
+      throw gone("destination",
+                 "the source's is left prepared: resolve_moves (quick doctor) ends it as the decision says");
+    }
     step(MoveStep::kDestinationCommitted);
-    placement::end_prepared(source.conn(), source_gid, true);
+    if (!placement::end_prepared(source.conn(), source_gid, true)) {
+      throw gone("source", "check that the tenant's items are in one database only");
+    }
     step(MoveStep::kSourceCommitted);
   } catch (const pqxx::broken_connection& error) {
     throw MoveInDoubt("TenantMove " + result_.move_id + " is decided but not committed everywhere (" + error.what() +

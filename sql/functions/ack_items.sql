@@ -44,7 +44,14 @@ BEGIN
     PERFORM quick.check_interval(d, 'delays[' || n || ']', 'quick.ack_items', true, l.max_vesting_delay,
                                  'max_vesting_delay')
        FROM unnest(delays) WITH ORDINALITY u(d, n), quick.limits l
-      WHERE u.d IS NOT NULL AND (u.d < interval '0' OR u.d > l.max_vesting_delay);
+      WHERE u.d IS NOT NULL
+        -- quick.check_interval's comparisons: as intervals, then (CASE: only then, no overflow) by
+        -- the time the delay gives.
+        AND NOT CASE WHEN u.d BETWEEN interval '0' AND l.max_vesting_delay
+                     THEN now_ts + u.d >= now_ts
+                          AND (now_ts + u.d <= now_ts + l.max_vesting_delay
+                               OR (now_ts + u.d) - now_ts <= l.max_vesting_delay)
+                     ELSE false END;
     -- The common case, every item done: one DELETE.
     IF 'complete' = ALL (actions) THEN
         RETURN QUERY

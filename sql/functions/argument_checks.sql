@@ -26,18 +26,37 @@ $$;
 REVOKE ALL ON FUNCTION quick.check_not_null(boolean,text,text) FROM PUBLIC;
 
 -- A duration argument: not NULL, positive (or zero, with allow_zero), and at most `maximum`,
--- the limit quick.limits.<limit_name> holds.
+-- the limit quick.limits.<limit_name> holds. Judged twice: as an interval, and by the time it
+-- gives, statement_timestamp() + value, which is what the callers store. The two differ for an
+-- interval whose months, days and time have different signs: comparing intervals counts a month
+-- as 30 days and a day as 24 hours, adding one to a time counts them by the calendar. So
+-- '-1 year 364 days' compares above zero but gives a time in the past, and '10 years -3240 days'
+-- compares below 1 year but gives a time 412 days ahead. The time must not be before now (nor
+-- now itself, unless allow_zero), and not after now + maximum, by the calendar or counting in
+-- 24-hour days (a lease of 24 hours fits a maximum of 1 day on a day of 23 hours too). The
+-- interval comparisons come first: they keep a plainly out-of-range value, such as '-10000 years',
+-- from overflowing the time. The enqueue functions inline the same comparisons (quick.enqueue,
+-- quick.enqueue_batch, both fast paths), and quick.ack_items to filter its delays: they must
+-- stay the same, so that whatever a fast path refuses, quick.enqueue refuses too.
 CREATE OR REPLACE FUNCTION quick.check_interval(value interval, name text, caller text, allow_zero boolean,
                                                 maximum interval, limit_name text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+RETURNS void LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    now_ts   timestamptz := statement_timestamp();
+    too_low  boolean := value IS NULL OR value < interval '0' OR (value = interval '0' AND NOT allow_zero);
+    too_high boolean := NOT too_low AND value > maximum;
 BEGIN
-    IF value IS NULL OR value < interval '0' OR (value = interval '0' AND NOT allow_zero) THEN
+    IF NOT too_low AND NOT too_high THEN
+        too_low := now_ts + value < now_ts OR (now_ts + value = now_ts AND NOT allow_zero);
+        too_high := NOT too_low AND now_ts + value > now_ts + maximum AND (now_ts + value) - now_ts > maximum;
+    END IF;
+    IF too_low THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('%s: %s must be %s, got %s', caller, name,
                              CASE WHEN allow_zero THEN 'zero or positive' ELSE 'a positive interval' END,
                              coalesce(value::text, 'NULL'));
     END IF;
-    IF value > maximum THEN
+    IF too_high THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('%s: %s must be at most %s (quick.limits.%s), got %s', caller, name,
                              maximum, limit_name, value);

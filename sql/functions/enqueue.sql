@@ -42,7 +42,12 @@ BEGIN
     IF NOT coalesce(length(enqueue.tenant) BETWEEN 1 AND 200
                     AND length(enqueue.job_type) BETWEEN 1 AND 100
                     AND octet_length(enqueue.payload::text) <= limits.max_payload_bytes
+                    -- quick.check_interval's comparisons: as intervals, then by the time they give.
                     AND enqueue.vesting_delay BETWEEN interval '0' AND limits.max_vesting_delay
+                    AND statement_timestamp() + enqueue.vesting_delay >= statement_timestamp()
+                    AND (statement_timestamp() + enqueue.vesting_delay <= statement_timestamp() + limits.max_vesting_delay
+                         OR (statement_timestamp() + enqueue.vesting_delay) - statement_timestamp()
+                            <= limits.max_vesting_delay)
                     AND (enqueue.client_item_id IS NULL OR length(enqueue.client_item_id) BETWEEN 1 AND 200),
                     false) THEN
         PERFORM quick.check_new_item(enqueue.tenant, enqueue.job_type, enqueue.payload,

@@ -47,7 +47,14 @@ BEGIN
     -- first error with its exact message. The exception block is one read-only subtransaction
     -- per batch (no xid), instead of one per element plus a plpgsql call per element.
     BEGIN
-        SELECT count(*)::integer, coalesce(bool_and(f.valid), true),
+        SELECT count(*)::integer,
+               -- The delay judged by the time it gives too (quick.check_interval), here on f.delay,
+               -- cast once, and only when the rest of the element is valid (its delay compared
+               -- as an interval too: no overflow).
+               coalesce(bool_and(f.valid
+                                 AND now_ts + f.delay >= now_ts
+                                 AND (now_ts + f.delay <= now_ts + limits.max_vesting_delay
+                                      OR (now_ts + f.delay) - now_ts <= limits.max_vesting_delay)), true),
                array_agg(f.t), array_agg(f.jt), array_agg(f.pl), array_agg(now_ts + f.delay),
                array_agg(f.prio), array_agg(f.cid)
           INTO position, all_valid, v_tenant, v_job_type, v_payload, v_vesting, v_priority, v_client_id

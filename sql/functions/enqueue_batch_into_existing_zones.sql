@@ -67,9 +67,13 @@ BEGIN
                         AND length(a.e->>'job_type') BETWEEN 1 AND 100, false) AS valid
           FROM jsonb_array_elements(items) WITH ORDINALITY AS a(e, ord)),
     wanted AS MATERIALIZED (
-        -- least(): a delay over the limit makes the batch invalid (complete), but must not make
-        -- the time computation overflow first.
-        SELECT i.tenant, statement_timestamp() + least(min(i.delay), limits.max_vesting_delay) AS first,
+        -- The earliest time an item of the tenant gives (not the time of the smallest delay: the
+        -- two differ for delays mixing signs, see quick.check_interval). A delay out of the
+        -- limit's range makes the batch invalid (complete), but must not make the time
+        -- computation overflow first: it counts as zero here.
+        SELECT i.tenant,
+               min(statement_timestamp() + CASE WHEN i.delay BETWEEN interval '0' AND limits.max_vesting_delay
+                                                THEN i.delay ELSE interval '0' END) AS first,
                min(i.priority) AS priority
           FROM input i GROUP BY i.tenant),
     locked AS MATERIALIZED (
@@ -84,8 +88,17 @@ BEGIN
     -- One row, computed once: the limits are applied once per statement, not once per item.
     complete AS MATERIALIZED (
         SELECT (SELECT count(*) FROM locked) = (SELECT count(*) FROM wanted)
-               AND (SELECT bool_and(i.valid) AND max(octet_length(i.payload::text)) <= limits.max_payload_bytes
-                           AND min(i.delay) >= interval '0' AND max(i.delay) <= limits.max_vesting_delay
+               AND (SELECT bool_and(i.valid
+                                    -- quick.check_interval's comparisons: as intervals, then (CASE:
+                                    -- only then, no overflow) by the time the delay gives.
+                                    AND CASE WHEN i.delay BETWEEN interval '0' AND limits.max_vesting_delay
+                                             THEN statement_timestamp() + i.delay >= statement_timestamp()
+                                                  AND (statement_timestamp() + i.delay
+                                                           <= statement_timestamp() + limits.max_vesting_delay
+                                                       OR (statement_timestamp() + i.delay) - statement_timestamp()
+                                                           <= limits.max_vesting_delay)
+                                             ELSE false END)
+                           AND max(octet_length(i.payload::text)) <= limits.max_payload_bytes
                       FROM input i) AS ok,
                current_setting('transaction_isolation') <> 'read committed' AS always_pull),
     -- Pulled in the caller's transaction: the parked, unleased pointers locked without waiting, in

@@ -58,7 +58,13 @@ BEGIN
                payload
           FROM p, l
          WHERE length(tenant) BETWEEN 1 AND 200 AND length(job_type) BETWEEN 1 AND 100 AND priority IS NOT NULL
-           AND vesting_delay BETWEEN interval '0' AND l.max_vesting_delay
+           -- quick.check_interval's comparisons: as intervals, then (CASE: only then, so that a
+           -- plainly out-of-range delay cannot overflow) by the time it gives.
+           AND CASE WHEN vesting_delay BETWEEN interval '0' AND l.max_vesting_delay
+                    THEN statement_timestamp() + vesting_delay >= statement_timestamp()
+                         AND (statement_timestamp() + vesting_delay <= statement_timestamp() + l.max_vesting_delay
+                              OR (statement_timestamp() + vesting_delay) - statement_timestamp() <= l.max_vesting_delay)
+                    ELSE false END
            AND octet_length(payload::text) <= l.max_payload_bytes
            AND NOT EXISTS (SELECT 1 FROM quick.tenant_logins t
                             WHERE t.login = session_user AND t.tenant IS DISTINCT FROM tenant)

@@ -10,6 +10,13 @@ namespace quick::util {
 // requires of text in a UTF8 database.
 bool is_valid_utf8(const std::string& text);
 
+// `text` made fit to store in a text column: every byte that does not start a well-formed UTF-8
+// character, and every NUL (which Postgres text cannot hold), replaced by U+FFFD; and, if it is
+// longer than `max_bytes`, cut at a character boundary and ended with " [...]" (at most
+// `max_bytes` bytes in all). For text from outside (an exception's what(), a handler's reason)
+// that the database would otherwise refuse, refusing the whole statement it is part of.
+std::string storable_text(const std::string& text, std::size_t max_bytes);
+
 // Code points in valid UTF-8 text.
 std::size_t utf8_length(const std::string& text);
 

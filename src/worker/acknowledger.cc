@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include "core/database_session.h"
 #include "core/lease_keeper.h"
@@ -78,32 +79,110 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
 
+  // Writes `acks` in one statement and counts their outcomes. Throws what ack_items throws.
+  auto write = [&](std::size_t db, const std::vector<store::Ack>& acks, const std::vector<core::HeldItemPtr>& held,
+                   bool after_doubt) {
+    pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
+    const auto outcomes = store::ack_items(statement, acks);
+    count_outcomes(core, acks, held, outcomes, after_doubt);
+  };
+  // The acknowledgments and items of `batch` are done with: written, or given up.
+  auto settle = [&](PendingBatch& batch, std::size_t count) {
+    core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(count));
+    batch.acks.erase(batch.acks.begin(), batch.acks.begin() + static_cast<std::ptrdiff_t>(count));
+  };
+
+  // After the database refused a whole batch (a permanent error: one acknowledgment it will
+  // never accept, e.g. a retry delay over quick.limits.max_vesting_delay), each acknowledgment is
+  // written alone, so that one bad acknowledgment cannot cost the others theirs: completed items
+  // would run again. One that is refused alone is logged; a retry or release is then written
+  // once more to vest at once (so the failure still counts towards max_attempts, and the item
+  // does not come back after every lease to be refused again); anything refused after that is
+  // given up, and its item vests again when its lease runs out. A transient error leaves the
+  // rest pending for the next flush.
+  auto write_one_at_a_time = [&](std::size_t db) {
+    auto& batch = pending[db];
+    std::map<std::int64_t, core::HeldItemPtr> held_by_id;
+    for (auto& item : batch.held) held_by_id[item->item.id] = item;
+    bool all_written = true;
+    while (!batch.acks.empty()) {
+      store::Ack ack = batch.acks.front();
+      const auto held = held_by_id.find(ack.item_id);
+      std::vector<core::HeldItemPtr> held_one;
+      if (held != held_by_id.end()) held_one.push_back(held->second);
+      bool written = false;
+      for (int attempt = 0; attempt < 2 && !written; ++attempt) {
+        try {
+          write(db, {ack}, held_one, batch.after_doubt);
+          written = true;
+        } catch (...) {
+          const auto error = store::classify_current_exception();
+          if (error.kind != store::ErrorKind::kPermanent) {
+            const auto handled = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
+                                                         &sessions[db], retry_delays[db], core.stop_background);
+            if (handled.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
+            all_written = false;
+            break;
+          }
+          core::add(core.counters.database_errors);
+          const bool vests_again = ack.action == store::AckAction::kRetry || ack.action == store::AckAction::kRelease;
+          const bool may_retry = attempt == 0 && vests_again && ack.delay != std::chrono::milliseconds(0);
+          log->error("database {} refused the acknowledgment of item {} ({}{}{}): {}; {}",
+                     core.databases[db]->config.name, ack.item_id, error.sqlstate, error.sqlstate.empty() ? "" : " ",
+                     store::to_string(error.kind), error.message,
+                     may_retry ? "writing it again to vest at once"
+                               : "giving it up: the item vests again when its lease runs out");
+          if (!may_retry) break;
+          ack.delay = std::chrono::milliseconds(0);
+        }
+      }
+      if (!all_written) break;  // a transient error: this one and the rest wait for the next flush
+      if (held != held_by_id.end()) {
+        core.lease_keeper->let_go(held->second);
+        held_by_id.erase(held);
+      }
+      settle(batch, 1);
+    }
+    batch.held.clear();
+    for (auto& [id, item] : held_by_id) batch.held.push_back(item);
+    if (batch.acks.empty()) {
+      batch.after_doubt = false;
+      retry_delays[db].reset();
+    }
+    return all_written;
+  };
+
   auto flush = [&](std::size_t db) {
     auto& batch = pending[db];
     if (batch.acks.empty()) return true;
     try {
-      pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
-      const auto outcomes = store::ack_items(statement, batch.acks);
-      count_outcomes(core, batch.acks, batch.held, outcomes, batch.after_doubt);
-      core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(batch.acks.size()));
-      batch.acks.clear();
+      write(db, batch.acks, batch.held, batch.after_doubt);
+      settle(batch, batch.acks.size());
       let_go(core, batch.held);
       batch.after_doubt = false;
       retry_delays[db].reset();
       return true;
     } catch (...) {
-      const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
-                                                 &sessions[db], retry_delays[db], core.stop_background);
-      if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
-      if (error.kind == store::ErrorKind::kPermanent) {
-        // Repeating will not help; the items vest again when their leases run out.
-        log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
-        core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(batch.acks.size()));
-        batch.acks.clear();
-        let_go(core, batch.held);
+      // A data exception (class 22: an argument the database will not take) is one
+      // acknowledgment's fault, not the batch's: find it by writing them one at a time.
+      const auto refused = store::classify_current_exception();
+      if (refused.kind != store::ErrorKind::kPermanent || refused.sqlstate.rfind("22", 0) != 0) {
+        const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
+                                                   &sessions[db], retry_delays[db], core.stop_background);
+        if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
+        if (error.kind == store::ErrorKind::kPermanent) {
+          // Repeating will not help (e.g. the schema is missing); the items vest again when their
+          // leases run out.
+          log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
+          settle(batch, batch.acks.size());
+          let_go(core, batch.held);
+        }
+        return false;
       }
-      return false;
+      log->warn("database {} refused a batch of {} acknowledgment(s) ({} {}); writing them one at a time",
+                core.databases[db]->config.name, batch.acks.size(), refused.sqlstate, refused.message);
     }
+    return write_one_at_a_time(db);
   };
 
   bool final_round = false;

@@ -1,5 +1,6 @@
 #include "worker/worker.h"
 
+#include <algorithm>
 #include <random>
 
 #include "core/database_session.h"
@@ -9,11 +10,20 @@
 #include "util/duration.h"
 #include "util/logging.h"
 #include "util/printable.h"
+#include "util/text.h"
 #include "worker/job_context.h"
 #include "worker/retry_decision.h"
 
 namespace quick::worker {
 namespace {
+
+// The longest failure reason kept in last_error (and dead_items.reason): enough for a message
+// and a stack trace, not a whole log in every retried item's row.
+constexpr std::size_t kMaxReasonBytes = 16 * 1024;
+
+// A delay beyond any quick.limits.max_vesting_delay, but one that converts to microseconds
+// without overflow (milliseconds::max() would not): the database refuses it, by its own limit.
+constexpr std::chrono::milliseconds kLongestDelay = std::chrono::hours(24 * 366 * 100);
 
 using core::ConsumerCore;
 using core::HeldItemPtr;
@@ -279,11 +289,19 @@ class WorkerLoop {
                 failed_attempts);
   }
 
+  // The acknowledgment is written in a batch with other Workers' (quick.ack_items), which the
+  // database refuses whole if one of them carries an argument it will not take. So what came
+  // from a handler is made acceptable here: a negative delay vests at once (as
+  // JobResult::retry_after documents), one too long for any limit stays too long but cannot
+  // overflow, and the reason becomes valid UTF-8 of bounded length.
   void acknowledge(const HeldItemPtr& held, store::AckAction action, std::chrono::milliseconds delay,
                    const std::string& error, int failed_attempts) {
     held->acknowledging.store(true);
-    core_.submit_ack(core::PendingAck{
-        held->database, store::Ack{held->item.id, *held->item.lease_id, action, delay, error, failed_attempts}, held});
+    core_.submit_ack(core::PendingAck{held->database,
+                                      store::Ack{held->item.id, *held->item.lease_id, action,
+                                                 std::clamp(delay, std::chrono::milliseconds(0), kLongestDelay),
+                                                 util::storable_text(error, kMaxReasonBytes), failed_attempts},
+                                      held});
   }
 
   double unit_random() { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }

@@ -1,0 +1,261 @@
+// The writer's batches of acknowledgments (docs/consumer.md#acknowledger-the-writer-thread): one
+// acknowledgment the database will not take must not cost the others in its batch theirs (a
+// completed item would run again), what a handler returns is made acceptable before it is
+// batched, and stop() writes the outcomes of the items that finished even when another handler
+// is stuck.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "quick/consumer.h"
+#include "quick/quick.h"
+#include "support/consumer_helpers.h"
+#include "support/eventually.h"
+#include "support/test_database.h"
+
+namespace quick {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+
+// How many times each item's handler ran.
+class Runs {
+ public:
+  void add(std::int64_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++runs_[id];
+  }
+  int of(std::int64_t id) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = runs_.find(id);
+    return found == runs_.end() ? 0 : found->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::int64_t, int> runs_;
+};
+
+class AcknowledgmentTest : public testing::DatabaseTest {
+ protected:
+  // Acknowledgments wait up to a second, so that every outcome of a test's first round of runs
+  // is written in one batch.
+  ConsumerConfig batching_config() const {
+    ConsumerConfig config = testing::fast_config(url(), "acks");
+    config.worker.ack_interval = 1s;
+    return config;
+  }
+  std::int64_t enqueue(const std::string& tenant, const std::string& job_type) {
+    return testing::enqueue_one(url(), tenant, job_type);
+  }
+  int count(const std::string& sql) const { return query_value<int>(sql); }
+  bool queued(std::int64_t id) const {
+    return count("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id)) == 1;
+  }
+};
+
+// A retry delay over quick.limits.max_vesting_delay makes quick.ack_items refuse its whole
+// statement. The items completed in the same batch are still completed, once: each ran one time,
+// also after their leases (2 s) would have run out. The refused retry is written again to vest
+// at once, so its failures still count, and after max_attempts the item is dead instead of
+// coming back after every lease.
+TEST_F(AcknowledgmentTest, ARefusedRetryDoesNotCostTheCompletionsInItsBatch) {
+  query("UPDATE quick.limits SET max_vesting_delay = interval '1 minute'");
+  ConsumerConfig config = batching_config();
+  JobTypeConfig far;
+  far.retry.max_attempts = 2;
+  config.job_types["too_far"] = far;
+  Consumer consumer(config);
+  Runs runs;
+  consumer.handle("fine", [&](JobContext& job) {
+    runs.add(job.item().id);
+    return JobResult::done();
+  });
+  consumer.handle("too_far", [&](JobContext& job) {
+    runs.add(job.item().id);
+    return JobResult::retry_after(2min, "come back later");
+  });
+  const auto refused = enqueue("tenant-x", "too_far");
+  std::vector<std::int64_t> fine;
+  for (int k = 0; k < 3; ++k) fine.push_back(enqueue("tenant-" + std::to_string(k), "fine"));
+  consumer.start();
+
+  ASSERT_TRUE(eventually([&] { return !queued(fine[0]) && !queued(fine[1]) && !queued(fine[2]); }, 20s))
+      << "the completions were dropped with the refused retry";
+  ASSERT_TRUE(eventually(
+      [&] { return count("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(refused)) == 1; }, 20s))
+      << "the refused retry never counted its failures: runs " << runs.of(refused);
+  std::this_thread::sleep_for(2500ms);  // past the leases the first round took
+  consumer.stop();
+  for (const auto id : fine) EXPECT_EQ(runs.of(id), 1) << "item " << id;
+  EXPECT_EQ(runs.of(refused), 2);
+  EXPECT_EQ(consumer.stats().items_done, 3u);
+}
+
+// JobResult::retry_after documents that a negative delay vests the item at once; the database
+// refuses a negative interval, so the Worker sends zero.
+TEST_F(AcknowledgmentTest, ANegativeRetryDelayVestsAtOnce) {
+  Consumer consumer(batching_config());
+  Runs runs;
+  consumer.handle("fine", [&](JobContext& job) {
+    runs.add(job.item().id);
+    return JobResult::done();
+  });
+  consumer.handle("again", [&](JobContext& job) {
+    runs.add(job.item().id);
+    return job.item().error_count == 0 ? JobResult::retry_after(-1ms, "at once") : JobResult::done();
+  });
+  const auto again = enqueue("tenant-a", "again");
+  const auto fine = enqueue("tenant-b", "fine");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return !queued(again) && !queued(fine); }, 20s));
+  std::this_thread::sleep_for(2500ms);
+  consumer.stop();
+  EXPECT_EQ(runs.of(again), 2);
+  EXPECT_EQ(runs.of(fine), 1);
+}
+
+// A reason that is not valid UTF-8 (an exception's what() in another encoding) would make the
+// database refuse the batch: it is stored with the bad byte replaced, and the failure counts.
+TEST_F(AcknowledgmentTest, AReasonThatIsNotUtf8IsStoredWithTheBadBytesReplaced) {
+  Consumer consumer(batching_config());
+  Runs runs;
+  std::mutex mutex;
+  std::optional<std::string> seen_error;
+  consumer.handle("latin1", [&](JobContext& job) {
+    runs.add(job.item().id);
+    if (job.item().error_count == 0) return JobResult::retry("caf\xe9 closed");
+    std::lock_guard<std::mutex> lock(mutex);
+    seen_error = job.item().last_error;
+    return JobResult::done();
+  });
+  const auto id = enqueue("tenant-a", "latin1");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return !queued(id); }, 20s));
+  consumer.stop();
+  EXPECT_EQ(runs.of(id), 2);
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(seen_error.value_or("<none>"), "caf\xEF\xBF\xBD closed");
+}
+
+// One handler ignores should_stop(); stop() leaves its Worker behind after the grace (2 s), but
+// still writes the completion another handler made before: stop() returns only once it is
+// written. The completion waits in its batch until the stop (ack_interval 10 s), and then for a
+// row lock this test holds until 2.4 s into stop(), so a stop() that returned without waiting for
+// the writer would find the item still queued.
+TEST_F(AcknowledgmentTest, StopWritesFinishedItemsOutcomesEvenWhenAHandlerIsStuck) {
+  ConsumerConfig config = batching_config();
+  config.worker.ack_interval = 10s;
+  config.stop_deadline = 100ms;
+  Consumer consumer(config);
+  // Shared with the stuck handler, which outlives this test's stop() and must not touch its
+  // locals once released.
+  struct Stuck {
+    std::atomic<bool> started{false}, release{false};
+  };
+  auto stuck = std::make_shared<Stuck>();
+  std::atomic<bool> finished{false};
+  consumer.handle("stuck", [stuck](JobContext&) {
+    stuck->started = true;
+    while (!stuck->release) std::this_thread::sleep_for(5ms);  // ignores should_stop()
+    return JobResult::done();
+  });
+  consumer.handle("fine", [&](JobContext&) {
+    finished = true;
+    return JobResult::done();
+  });
+  enqueue("tenant-a", "stuck");
+  const auto fine = enqueue("tenant-b", "fine");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return stuck->started.load() && finished.load(); }, 20s));
+
+  const auto stop_began = std::chrono::steady_clock::now();
+  std::atomic<bool> locked{false};
+  std::thread lock_holder([&] {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    txn.exec("SELECT 1 FROM quick.items WHERE id = " + std::to_string(fine) + " FOR UPDATE");
+    locked = true;
+    std::this_thread::sleep_until(stop_began + 2400ms);
+    txn.commit();
+  });
+  while (!locked) std::this_thread::sleep_for(1ms);
+  consumer.stop();
+  const bool fine_still_queued = queued(fine);
+  lock_holder.join();
+  stuck->release = true;
+  EXPECT_FALSE(fine_still_queued) << "stop() returned before writing the completion of a finished item";
+}
+
+// A handler that returns within its execution_bound, but whose completion then waits in its batch
+// past the bound and past the item's lease (2 s): the lease is kept until the completion is
+// written, so the item does not run again meanwhile. (Only a handler still running past its
+// bound lets its lease run out.)
+TEST_F(AcknowledgmentTest, AnItemWhoseCompletionWaitsPastItsExecutionBoundKeepsItsLease) {
+  ConsumerConfig config = batching_config();
+  config.worker.ack_interval = 10s;
+  config.default_job_type.execution_bound = 300ms;
+  Consumer consumer(config);
+  Runs runs;
+  consumer.handle("slowish", [&](JobContext& job) {
+    runs.add(job.item().id);
+    std::this_thread::sleep_for(200ms);
+    return JobResult::done();
+  });
+  const auto id = enqueue("tenant-a", "slowish");
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return runs.of(id) == 1; }, 20s));
+  std::this_thread::sleep_for(4s);  // the bound and two leases' worth; the completion still waits
+  EXPECT_EQ(runs.of(id), 1) << "the lease ran out while the completion waited";
+  consumer.stop();  // writes it
+  EXPECT_FALSE(queued(id));
+  EXPECT_EQ(consumer.stats().items_done, 1u);
+}
+
+// default_job_type.max_in_flight limits every job type not listed under job_types. A type at its
+// limit is left out of the visits' dequeue, as a listed one is: while its one item runs, visits
+// do not lease its other items only to release them (items_throttled stays where the first
+// visit left it).
+TEST_F(AcknowledgmentTest, ATypeAtTheDefaultLimitIsLeftOutOfTheDequeue) {
+  ConsumerConfig config = testing::fast_config(url(), "throttle");
+  config.default_job_type.max_in_flight = 1;
+  config.manager.dequeue_max = 10;
+  Consumer consumer(config);
+  std::atomic<bool> started{false}, release{false};
+  consumer.handle("unlisted", [&](JobContext& job) {
+    started = true;
+    while (!release && !job.should_stop()) std::this_thread::sleep_for(5ms);
+    return JobResult::done();
+  });
+  {
+    auto conn = connect();
+    pqxx::work txn(*conn);
+    for (int k = 0; k < 30; ++k) {
+      NewItem item;
+      item.tenant = "tenant";
+      item.job_type = "unlisted";
+      enqueue_in(txn, item);
+    }
+    txn.commit();
+  }
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return started.load(); }, 20s));
+  std::this_thread::sleep_for(300ms);  // the first visit's extra items are released by now
+  const auto throttled_before = consumer.stats().items_throttled;
+  std::this_thread::sleep_for(1s);
+  const auto throttled_after = consumer.stats().items_throttled;
+  release = true;
+  consumer.stop();
+  EXPECT_LE(throttled_before, 18u);  // one visit or two: at most dequeue_max - 1 each
+  EXPECT_EQ(throttled_after, throttled_before) << "visits kept leasing and releasing a type at its limit";
+}
+
+}  // namespace
+}  // namespace quick

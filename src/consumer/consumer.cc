@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -64,6 +65,7 @@ class Consumer::Impl {
       throw InvalidArgument("Consumer::start(): no handler registered; call handle(job_type, handler) before start()");
     }
     started_ = true;
+    running_.store(true);
     auto& config = core_->config;
     log_->info("consumer {} starting: {} database(s), {} managers, {} workers", config.consumer_id,
                config.databases.size(), config.manager.threads, config.worker.threads);
@@ -87,6 +89,7 @@ class Consumer::Impl {
     std::lock_guard<std::mutex> lock(lifecycle_);
     if (!started_ || stopped_) return;
     stopped_ = true;
+    running_.store(false);  // the waits return at once, without the lock stop() holds throughout
     auto& core = *core_;
     log_->info("consumer {} stopping", core.config.consumer_id);
 
@@ -134,10 +137,10 @@ class Consumer::Impl {
     // Wakes the Acknowledger at once (an idle one waits 100 ms for work); a closed queue still
     // hands out what it holds.
     core.ack_queue.close();
-    for (auto& thread : background_) {
-      if (stuck > 0) thread.detach();  // the LeaseKeeper must not outwait a stuck handler
-      else thread.join();
-    }
+    // Joined even when a handler is stuck: neither waits for handlers (both end on
+    // stop_background), and the Acknowledger's final flush writes the outcomes of the items that
+    // did finish, which would otherwise run again.
+    for (auto& thread : background_) thread.join();
     log_->info("consumer {} stopped\n{}", core.config.consumer_id, stats().to_string());
   }
 
@@ -185,10 +188,7 @@ class Consumer::Impl {
   bool wait_for(Condition condition, std::chrono::milliseconds timeout) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
-      {
-        std::lock_guard<std::mutex> lock(lifecycle_);
-        if (!started_ || stopped_) return false;
-      }
+      if (!running_.load()) return false;
       if (condition()) return true;
       if (std::chrono::steady_clock::now() >= deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -212,6 +212,9 @@ class Consumer::Impl {
   mutable std::mutex lifecycle_;
   bool started_ = false;  // guarded by lifecycle_
   bool stopped_ = false;  // guarded by lifecycle_
+  // Started and not stopping: read by the waits without lifecycle_, which stop() holds until
+  // every thread has ended.
+  std::atomic<bool> running_{false};
   std::thread scanner_, listener_;
   std::vector<std::thread> managers_, workers_, background_;
 };

@@ -67,8 +67,11 @@ void LeaseKeeper::extend(int database, pqxx::connection& conn) {
   std::vector<HeldItemPtr> asked;
   for (const auto& item : snapshot()) {
     if (item->database != database || item->lease_lost.load()) continue;
-    const bool overran = item->running.load() && item->deadline_ns.load() < now_ns;
-    if (overran) continue;  // let the lease run out: the item will be retried
+    // A handler past its execution_bound: let the lease run out, and the item is retried. Not
+    // one that returned in time and whose acknowledgment waits to be written: its lease is kept
+    // until then (held_item.h), however long the writer takes.
+    const bool overran = item->running.load() && !item->acknowledging.load() && item->deadline_ns.load() < now_ns;
+    if (overran) continue;
     leases.emplace_back(item->item.id, *item->item.lease_id);
     asked.push_back(item);
   }

@@ -217,6 +217,11 @@ int WorkQueue::held_of_type(const std::string& job_type) const {
   return found == held_by_type_.end() ? 0 : found->second;
 }
 
+std::map<std::string, int> WorkQueue::held_by_type() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_by_type_;
+}
+
 bool WorkQueue::wait_for_room(std::size_t limit, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   return room_available_.wait_for(lock, timeout, [&] { return buffered_ < limit || closed_; }) && !closed_;

@@ -79,6 +79,8 @@ class WorkQueue {
   std::vector<std::string> zones_with_at_least(int database, std::size_t items) const;
   std::size_t held() const;
   int held_of_type(const std::string& job_type) const;
+  // Items held per job type (types with none are left out).
+  std::map<std::string, int> held_by_type() const;
 
   // Waits until fewer than `limit` items are buffered, up to `timeout`. Returns whether there is
   // room.

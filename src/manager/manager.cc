@@ -16,13 +16,14 @@ namespace {
 using core::ConsumerCore;
 using core::HeldItemPtr;
 
-// Job types at their max_in_flight: left out of the dequeue.
+// Job types at their max_in_flight: left out of the dequeue. Only a type with items held can be
+// at its limit, and its limit is its job_types entry's or, for a type not listed there,
+// default_job_type's.
 std::vector<std::string> saturated_job_types(const ConsumerCore& core) {
   std::vector<std::string> saturated;
-  for (const auto& [job_type, settings] : core.config.job_types) {
-    if (settings.max_in_flight > 0 && core.work_queue.held_of_type(job_type) >= settings.max_in_flight) {
-      saturated.push_back(job_type);
-    }
+  for (const auto& [job_type, held] : core.work_queue.held_by_type()) {
+    const int limit = core.config.job_type(job_type).max_in_flight;
+    if (limit > 0 && held >= limit) saturated.push_back(job_type);
   }
   return saturated;
 }

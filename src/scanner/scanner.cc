@@ -40,6 +40,8 @@ struct ScannedDatabase {
   LastScan last_scan;               // what the last scan found, for the sleep after the round
   int floors_connects;              // session.connects() when scan_floors was last started afresh
   SleepAnnouncement sleep;          // skipping wake-ups while this Scanner is awake
+  // After tick_leases failed: no new attempt (and no reconnect) before this.
+  std::chrono::steady_clock::time_point leases_retry_at{};
 };
 
 // Whether a notification wakes the Scanner when work becomes due (else it polls).
@@ -56,15 +58,27 @@ std::chrono::milliseconds longest_idle_wait(const ConsumerCore& core) {
 // Renews the in-order role and the membership of every database when due, also while the
 // Scanner waits for room, so that a busy consumer does not let them lapse. Errors are logged, not
 // thrown: the role counts as lost and the last known members stay in use until the next attempt.
+// While the Scanner waits for room it calls this every few milliseconds: after a failure it
+// backs off (the database's retry delay, shared with the scans), so that a database that is down
+// is not sent a connection attempt, nor the log a warning, every time.
 void tick_leases(std::vector<std::unique_ptr<ScannedDatabase>>& databases, spdlog::logger& log) {
   for (auto& db : databases) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < db->leases_retry_at) continue;
     try {
       db->election.tick(db->session.connection());
       db->membership.tick(db->session.connection());
+      if (db->leases_retry_at != std::chrono::steady_clock::time_point{}) {
+        db->leases_retry_at = {};
+        db->retry_delay.reset();
+      }
     } catch (...) {
       const auto error = store::classify_current_exception();
       if (error.connection_unusable()) db->session.reset();
-      log.warn("in-order role or membership on database {}: {}", db->runtime->config.name, error.message);
+      const auto wait = db->retry_delay.next();
+      db->leases_retry_at = now + wait;
+      log.warn("in-order role or membership on database {}: {}; trying again in {} ms", db->runtime->config.name,
+               error.message, wait.count());
     }
   }
 }

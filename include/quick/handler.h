@@ -45,8 +45,11 @@ class JobResult {
   // left). `reason` is recorded as the item's last_error.
   static JobResult retry(std::string reason) { return JobResult(Kind::kRetry, std::nullopt, std::move(reason)); }
   // Retry after exactly `delay`, in milliseconds, with no in-line retry. Still counts as a failed
-  // attempt, for max_attempts and give_up_after too. `delay` is not checked: 0 or more; a
-  // negative delay makes the item vest at once. `reason` is recorded as the item's last_error.
+  // attempt, for max_attempts and give_up_after too. `delay` is not checked here: a negative
+  // delay makes the item vest at once, and one over the database's
+  // quick.limits.max_vesting_delay (1 year by default) is refused there, logged as an error, and
+  // the item vests at once instead. `reason` is recorded as the item's last_error (as valid
+  // UTF-8, at most 16 KiB; so is every failure reason).
   static JobResult retry_after(std::chrono::milliseconds delay, std::string reason = "retry requested") {
     return JobResult(Kind::kRetry, delay, std::move(reason));
   }

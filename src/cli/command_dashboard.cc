@@ -38,7 +38,7 @@ int run_dashboard_command(const DashboardCommandOptions& options) {
     }
   }
   for (const auto& database : dashboard_options.databases) {
-    require_current_schema(*connect(database.url));  // an old schema is refused now, not per request
+    require_current_schema(*connect_with_timeout(database.url));  // an old schema is refused now, not per request
   }
 
   StopSignals stop_signals;  // before the server's threads start

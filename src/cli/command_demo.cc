@@ -52,7 +52,7 @@ struct DemoCommandOptions {
 // Drops and recreates the demo's database on the server of `url`, migrates it, and returns its
 // connection string. Refuses to drop the database `url` itself names.
 std::string recreate_demo_database(const std::string& url, const std::string& name) {
-  auto admin = connect(url);
+  auto admin = connect_with_timeout(url);
   pqxx::nontransaction session(*admin);
   if (session.exec("SELECT current_database()").at(0)[0].as<std::string>() == name) {
     throw InvalidArgument("--demo-database " + name +
@@ -62,7 +62,7 @@ std::string recreate_demo_database(const std::string& url, const std::string& na
   session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name) + " WITH (FORCE)");
   session.exec("CREATE DATABASE " + session.quote_name(name));
   const std::string demo_url = with_database_name(url, name);
-  auto conn = connect(demo_url);
+  auto conn = connect_with_timeout(demo_url);
   migrate(*conn);
   return demo_url;
 }
@@ -96,16 +96,16 @@ int stopped(StopSignals& stop, const std::vector<DemoRun>& runs) {
 }
 
 int run_demo(const DemoCommandOptions& options) {
-  StopSignals stop;  // before any thread starts, so that every thread inherits the blocked signals
   // The consumers log at info when they start and stop (their counters included), which would
   // break up the one screen the demo prints; warnings and errors still show. SPDLOG_LEVEL wins.
   if (std::getenv("SPDLOG_LEVEL") == nullptr) spdlog::set_level(spdlog::level::warn);
+  ExitOnStopSignal while_preparing("preparing the demo's database");
   const auto target = resolve_database(options.database, /*migrate_local=*/false);
   // The header says which database is dropped, before it is.
   print_header(options, target.url, target.local);
-  std::vector<DemoRun> runs;
-  if (stop.received()) return stopped(stop, runs);
   const std::string demo_url = recreate_demo_database(target.url, options.demo_database);
+  StopSignals stop;  // before any thread starts, so that every thread inherits the blocked signals
+  std::vector<DemoRun> runs;
 
   const auto progress = progress_printer(std::cout, ::isatty(STDOUT_FILENO) == 1);
   for (const auto& make_queue : {make_quick_demo_queue, make_fifo_demo_queue}) {

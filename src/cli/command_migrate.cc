@@ -16,7 +16,7 @@ void add_migrate_command(CLI::App& app) {
                                      "member of it may run this");
   add_database_options(*command, *options);
   on_selected(*command, [options] {
-    auto conn = connect(resolve_database(*options, /*migrate_local=*/false).url);
+    auto conn = connect_with_timeout(resolve_database(*options, /*migrate_local=*/false).url);
     const auto report = migrate(*conn);
     for (const auto& name : report.applied) std::cout << "applied " << name << "\n";
     std::cout << "quick schema version " << report.version_after

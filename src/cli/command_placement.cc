@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/database_target.h"
 #include "cli/duration_flags.h"
 #include "cli/table_printer.h"
 #include "quick/config.h"
@@ -70,7 +71,7 @@ PlacementConfig load_placement(const PlacementOptions& options) {
 std::unique_ptr<pqxx::connection> connect_to(const DatabaseConfig& database) {
   std::unique_ptr<pqxx::connection> conn;
   try {
-    conn = connect(with_default_connect_timeout(database.url, 5));
+    conn = connect_with_timeout(database.url);
   } catch (const pqxx::broken_connection& error) {
     throw pqxx::broken_connection("database " + database.name + ": " + error.what());
   }

@@ -57,9 +57,10 @@ std::string frame(pqxx::connection& conn, const TopOptions& options) {
 }
 
 int run_top(const TopOptions& options) {
-  StopSignals stop_signals;
   const auto interval = flag_duration(options.interval);
+  ExitOnStopSignal while_connecting("connecting to the database");
   auto conn = connect_at_current_schema(options.database);
+  StopSignals stop_signals;  // from here on, a signal ends the loop below
   // On a terminal each frame replaces the last (cursor home, clear screen); into a pipe or a file
   // frames follow one another.
   const bool terminal = isatty(STDOUT_FILENO) == 1;

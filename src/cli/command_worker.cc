@@ -9,6 +9,7 @@
 #include "cli/command_handler.h"
 #include "cli/commands.h"
 #include "cli/dashboard_token.h"
+#include "cli/database_target.h"
 #include "cli/duration_flags.h"
 #include "cli/stop_signals.h"
 #include "dashboard/dashboard.h"
@@ -90,7 +91,7 @@ int run_worker_command(const WorkerOptions& options) {
     }
   }
   for (const auto& database : config.databases) {
-    auto conn = connect(database.url);
+    auto conn = connect_with_timeout(database.url);
     require_current_schema(*conn);  // a configured database is migrated explicitly
   }
   const auto interval = flag_duration(options.stats_interval);

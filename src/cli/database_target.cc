@@ -32,14 +32,18 @@ DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_loc
                                                                  : std::filesystem::path(options.state_dir));
   DatabaseTarget target{cluster.start(), true};
   if (!migrate_local) return target;
-  auto conn = connect(target.url);
+  auto conn = connect_with_timeout(target.url);
   const auto report = migrate(*conn);
   for (const auto& applied : report.applied) logger()->info("applied migration {}", applied);
   return target;
 }
 
+std::unique_ptr<pqxx::connection> connect_with_timeout(const std::string& url) {
+  return connect(with_default_connect_timeout(url, 5));
+}
+
 std::unique_ptr<pqxx::connection> connect_at_current_schema(const DatabaseOptions& options) {
-  auto conn = connect(resolve_database(options).url);
+  auto conn = connect_with_timeout(resolve_database(options).url);
   require_current_schema(*conn);
   return conn;
 }

@@ -27,6 +27,11 @@ struct DatabaseTarget {
 // `migrate_local` is false.
 DatabaseTarget resolve_database(const DatabaseOptions& options, bool migrate_local = true);
 
+// How the tool connects: connect() (quick/database.h) with a connect_timeout of 5 s unless `url`
+// sets one (the user's wins), so that a database that does not answer fails the command with
+// "timeout expired" rather than hanging it. Throws pqxx::broken_connection.
+std::unique_ptr<pqxx::connection> connect_with_timeout(const std::string& url);
+
 // Connects to the resolved database and checks that it runs this build's schema
 // (require_current_schema): a command on a database without the quick schema, or with an older
 // one, is refused with a message saying to run `quick migrate`, rather than failing on a missing

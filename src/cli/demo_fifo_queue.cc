@@ -4,6 +4,7 @@
 // bench/, which is optional in the build, so the demo has this copy of the idea.
 #include <thread>
 
+#include "cli/database_target.h"
 #include "cli/demo_queues.h"
 #include "quick/database.h"
 #include "util/logging.h"
@@ -24,7 +25,7 @@ constexpr auto kRetryDelay = std::chrono::milliseconds(200);  // after a failed 
 class FifoDemoQueue : public DemoQueue {
  public:
   FifoDemoQueue(std::string url, const DemoLoad& load) : url_(std::move(url)), threads_(load.worker_threads()) {
-    auto conn = connect(url_);
+    auto conn = connect_with_timeout(url_);
     pqxx::nontransaction session(*conn);
     session.exec(
         "DROP SCHEMA IF EXISTS demo_fifo CASCADE;"
@@ -74,7 +75,7 @@ class FifoDemoQueue : public DemoQueue {
     while (!stopping_.requested()) {
       try {
         if (!conn) {
-          conn = connect(with_default_connect_timeout(url_, 5));
+          conn = connect_with_timeout(url_);
           conn->prepare("claim", kClaim);
           conn->prepare("delete", kDelete);
         }

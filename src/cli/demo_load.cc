@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/database_target.h"
 #include "cli/stop_signals.h"
 #include "quick/database.h"
 
@@ -135,7 +136,7 @@ class QuietProducer {
  private:
   void run(DemoQueue& queue, const std::string& url, const DemoLoad& load, Tally& tally) {
     try {
-      auto conn = connect(with_default_connect_timeout(url, 5));
+      auto conn = connect_with_timeout(url);
       std::mt19937 random(7);  // the same tenants, in the same order, for every queue
       std::uniform_int_distribution<int> tenant(0, load.quiet_tenants - 1);
       const auto period = std::chrono::duration<double>(1.0 / load.quiet_rate);
@@ -183,7 +184,7 @@ DemoRun run_demo_load(DemoQueue& queue, const std::string& url, const DemoLoad& 
   run.system = queue.name();
   run.backlog = load.backlog();
   {
-    auto conn = connect(url);
+    auto conn = connect_with_timeout(url);
     for (int tenant = 0; tenant < load.noisy_tenants; ++tenant) {
       for (int first = 0; first < load.noisy_backlog; first += kBacklogBatch) {
         if (stop.received()) {

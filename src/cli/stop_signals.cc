@@ -1,11 +1,43 @@
 #include "cli/stop_signals.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <initializer_list>
 
 namespace quick::cli {
+namespace {
+
+const char* volatile interrupted_doing = "";
+
+// A signal handler: only async-signal-safe calls (write, strlen, _exit).
+void exit_on_stop_signal(int signal_number) {
+  const char* name = signal_number == SIGINT ? "SIGINT" : "SIGTERM";
+  const char* doing = interrupted_doing;
+  for (const char* part : {"\nquick: interrupted by ", name, " while ", doing, "\n"}) {
+    (void)!::write(STDERR_FILENO, part, std::strlen(part));
+  }
+  ::_exit(128 + signal_number);
+}
+
+}  // namespace
+
+ExitOnStopSignal::ExitOnStopSignal(const char* doing) {
+  interrupted_doing = doing;
+  struct sigaction action {};
+  action.sa_handler = exit_on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous_int_);
+  sigaction(SIGTERM, &action, &previous_term_);
+}
+
+ExitOnStopSignal::~ExitOnStopSignal() {
+  sigaction(SIGINT, &previous_int_, nullptr);
+  sigaction(SIGTERM, &previous_term_, nullptr);
+}
 
 StopSignals::StopSignals() {
   sigemptyset(&signals_);

@@ -12,6 +12,23 @@
 
 namespace quick::cli {
 
+// Before a command has anything to stop in order (while it connects: up to the connect_timeout,
+// or while the demo recreates its database), SIGINT and SIGTERM end it at once, as their default
+// does, but with a line on stderr saying what was interrupted, and 128 + the signal. A StopSignals
+// made while one of these lives takes the signals over (it blocks them: the handler never runs).
+// The destructor restores the previous handlers.
+class ExitOnStopSignal {
+ public:
+  explicit ExitOnStopSignal(const char* doing);  // e.g. "connecting to the database"; must outlive this
+  ~ExitOnStopSignal();
+  ExitOnStopSignal(const ExitOnStopSignal&) = delete;
+  ExitOnStopSignal& operator=(const ExitOnStopSignal&) = delete;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
 class StopSignals {
  public:
   StopSignals();  // blocks SIGINT and SIGTERM in the calling thread

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/processes.h"
+#include "support/silent_listener.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -192,6 +193,17 @@ TEST_F(DemoCommandTest, RefusesToDropTheDatabaseItConnectsTo) {
   EXPECT_EQ(demo.exit_code(), std::optional<int>(2)) << demo.describe() << "\n" << demo.err();
   EXPECT_NE(demo.err().find("is the database the connection string names"), std::string::npos) << demo.err();
   pqxx::connection conn(target.url());  // still there
+}
+
+TEST_F(DemoCommandTest, SigintWhileConnectingToADatabaseThatNeverAnswersEndsItAtOnce) {
+  ASSERT_FALSE(quick_binary().empty());
+  SilentListener silent;
+  auto& demo = start({{"--database", silent.url()}});
+  ASSERT_TRUE(silent.client_waiting(seconds(20))) << demo.describe() << "\n" << demo.err();
+  demo.signal(SIGINT);
+  ASSERT_TRUE(demo.wait_for(seconds(4))) << "the demo ignored SIGINT while connecting";
+  EXPECT_EQ(demo.exit_code(), std::optional<int>(130)) << demo.describe() << "\n" << demo.err();
+  EXPECT_NE(demo.err().find("interrupted by SIGINT while"), std::string::npos) << demo.err();
 }
 
 TEST_F(DemoCommandTest, SigintDuringTheQuickRunStopsItCleanly) {

@@ -1,5 +1,6 @@
 // `quick top`: one frame with --once; live, it redraws until SIGINT or SIGTERM and then exits 0.
-// Tenant names are escaped as in every table of the tool.
+// Tenant names are escaped as in every table of the tool. A database that never answers fails it
+// after the connect_timeout, and Ctrl-C while it connects ends it at once.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -11,6 +12,7 @@
 #include "support/eventually.h"
 #include "support/items.h"
 #include "support/processes.h"
+#include "support/silent_listener.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -65,6 +67,30 @@ TEST_F(TopCommandTest, RedrawsUntilSigtermAndExitsZero) {
   top->signal(SIGTERM);
   ASSERT_TRUE(top->wait_for(seconds(10))) << "quick top did not stop on SIGTERM";
   EXPECT_EQ(top->exit_code(), std::optional<int>(0)) << top->err();
+}
+
+TEST(TopConnectTest, SigintWhileConnectingToADatabaseThatNeverAnswersEndsItAtOnce) {
+  ASSERT_FALSE(quick_binary().empty());
+  SilentListener silent;
+  TempDir dir;
+  ChildProcess top({quick_binary(), "top", "--once", "--database", silent.url()}, {}, dir / "out.txt", dir / "err.txt");
+  ASSERT_TRUE(silent.client_waiting(seconds(20))) << top.describe() << "\n" << top.err();
+  top.signal(SIGINT);
+  // Not a timing: the connect_timeout (5 s) would end it too, but later, and saying something else.
+  ASSERT_TRUE(top.wait_for(seconds(4))) << "quick top ignored SIGINT while connecting";
+  EXPECT_EQ(top.exit_code(), std::optional<int>(130)) << top.describe() << "\n" << top.err();
+  EXPECT_NE(top.err().find("interrupted by SIGINT while connecting"), std::string::npos) << top.err();
+}
+
+TEST(TopConnectTest, ADatabaseThatNeverAnswersFailsItAfterTheConnectTimeout) {
+  ASSERT_FALSE(quick_binary().empty());
+  SilentListener silent;
+  TempDir dir;
+  ChildProcess top({quick_binary(), "top", "--once", "--database", silent.url()}, {}, dir / "out.txt", dir / "err.txt");
+  ASSERT_TRUE(top.wait_for(seconds(30))) << "quick top waited for the database for good";
+  EXPECT_EQ(top.exit_code(), std::optional<int>(1)) << top.describe() << "\n" << top.err();
+  EXPECT_NE(top.err().find("cannot reach the database"), std::string::npos) << top.err();
+  EXPECT_NE(top.err().find("timeout expired"), std::string::npos) << top.err();
 }
 
 }  // namespace

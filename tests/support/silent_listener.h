@@ -6,9 +6,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +35,12 @@ class SilentListener {
   SilentListener& operator=(const SilentListener&) = delete;
 
   int port() const { return port_; }
+  // Waits up to `timeout` for a client to have connected (its connection waits in the backlog):
+  // from then on, the client is waiting for an answer.
+  bool client_waiting(std::chrono::milliseconds timeout) const {
+    pollfd waiting{fd_, POLLIN, 0};
+    return ::poll(&waiting, 1, static_cast<int>(timeout.count())) == 1;
+  }
   // A libpq connection string for it (keyword form, so that a caller may append keywords).
   std::string url() const { return "host=127.0.0.1 port=" + std::to_string(port_) + " dbname=quick user=quick"; }
 

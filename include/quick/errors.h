@@ -20,12 +20,28 @@ class Error : public std::runtime_error {
 };
 
 // An argument was rejected. The message names the argument and what was wrong with it. Nothing
-// was written: when raised by a function acting inside a caller's transaction, it was raised
-// before any statement ran, unless the database itself rejected the value (e.g. a payload over
-// the setting quick.max_payload_bytes), in which case Postgres aborts that transaction as usual.
+// was written. It comes from one of two places, which transaction_aborted() tells apart:
+//
+// - This library, before any statement was sent (transaction_aborted() false): the caller's
+//   transaction is as it was and stays usable. Most bad input is refused here (producer.h,
+//   item.h say what is checked).
+// - The database (transaction_aborted() true): a value only the database checks, such as a
+//   payload over quick.limits.max_payload_bytes, a vesting_delay over
+//   quick.limits.max_vesting_delay, or a JSON number Postgres cannot store. Postgres aborted the
+//   transaction the statement ran in, as for any error, and the caller's earlier work in it with
+//   it: roll it back. Do not commit it: Postgres answers that COMMIT with a rollback, and
+//   libpqxx 6.4's commit() returns normally all the same (after an error in exec_params or
+//   exec_prepared, which quick's statements use).
 class InvalidArgument : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  // refused before any statement was sent
+  // `transaction_aborted`: the database refused the value (see above).
+  InvalidArgument(const std::string& message, bool transaction_aborted)
+      : Error(message), transaction_aborted_(transaction_aborted) {}
+  bool transaction_aborted() const { return transaction_aborted_; }
+
+ private:
+  bool transaction_aborted_ = false;
 };
 
 // The database's quick schema is missing, older or newer than this build needs, or a migration

@@ -11,11 +11,16 @@
 // older snapshot cannot see past). Retry the whole transaction, as for any other 40001; READ
 // COMMITTED callers never see these. See docs/protocol.md.
 //
-// Arguments are validated before any statement runs, so bad input (quick::InvalidArgument)
-// leaves the caller's transaction usable. Only the payload size limit, a database setting, is
-// checked by the database, which then aborts the transaction as Postgres does for any error
-// (also reported as quick::InvalidArgument). Other database errors arrive as libpqxx exceptions.
-// Field limits: item.h.
+// Bad input is reported as quick::InvalidArgument (errors.h), from one of two places:
+// - Before any statement runs (transaction_aborted() false), which leaves the caller's
+//   transaction usable: everything validate_new_item checks.
+// - By the database (transaction_aborted() true), which then aborts the caller's transaction as
+//   Postgres does for any error: roll it back (the caller's earlier work in it is lost; a COMMIT
+//   would roll back too). These are the limits that are database settings, a payload over
+//   quick.limits.max_payload_bytes and a vesting_delay over quick.limits.max_vesting_delay, and a
+//   JSON number in the payload that Postgres's numeric cannot store (more than 16383 digits after
+//   the decimal point, such as 1e-20000).
+// Other database errors arrive as libpqxx exceptions. Field limits: item.h.
 //
 // Thread safety: as for the transaction passed in (one thread per connection).
 #pragma once
@@ -51,12 +56,14 @@ struct EnqueueOptions {
 
 // Enqueues one item in `txn`, which it never commits. Returns its id, or the existing item's id
 // (duplicate = true) when item.client_item_id names an item of the same tenant that is still
-// queued. Throws InvalidArgument (see validate_new_item) before any statement runs.
+// queued. Throws InvalidArgument: before any statement runs for what validate_new_item checks,
+// from the database for the rest (see above).
 EnqueueResult enqueue_in(pqxx::transaction_base& txn, const NewItem& item, const EnqueueOptions& options = {});
 
 // Enqueues several items in one statement in `txn`: all or none. Results are in input order. An
 // empty `items` runs no statement. No count limit is checked. Throws InvalidArgument for the
-// first invalid item ("item <1-based position>: ...") before any statement runs.
+// first invalid item ("item <1-based position>: ...") before any statement runs, for what
+// validate_new_item checks; from the database for the rest (see above).
 std::vector<EnqueueResult> enqueue_batch_in(pqxx::transaction_base& txn, const std::vector<NewItem>& items,
                                             const EnqueueOptions& options = {});
 
@@ -73,9 +80,10 @@ std::vector<EnqueueResult> enqueue_batch(pqxx::connection_base& conn, const std:
 
 // Throws InvalidArgument naming the first field of `item` that the SQL API or Postgres would
 // reject (empty/over-long/NUL-containing/non-UTF-8 text, negative delay, invalid JSON, "\u0000"
-// in JSON strings), except the payload size limit, which is a database setting. One limit is
-// this library's own: JSON numbers beyond the range of a double are refused (jsonb would keep
-// them as numeric); send such numbers as strings, or enqueue through SQL.
+// in JSON strings), except what only the database checks: the limits in quick.limits (payload
+// size, vesting_delay) and JSON numbers too small for numeric (1e-20000). One limit is this
+// library's own: JSON numbers beyond the range of a double are refused (jsonb would keep them as
+// numeric); send such numbers as strings, or enqueue through SQL.
 void validate_new_item(const NewItem& item);
 
 }  // namespace quick

@@ -36,6 +36,13 @@ std::string message_with_hint(const std::exception& error) {
   return hint.empty() ? primary_message(error) : primary_message(error) + " (hint: " + hint + ")";
 }
 
+std::string out_of_range_message(const std::exception& error) {
+  const std::string message = primary_message(error);
+  if (message != "value overflows numeric format") return message;
+  return "payload has a JSON number that Postgres cannot store (" + message +
+         ": numeric holds at most 16383 digits after the decimal point); send it as a string";
+}
+
 void throw_if_tenant_moved(const pqxx::sql_error& error) {
   if (error.sqlstate() != "QM001") return;
   // DETAIL is a JSON object written by quick.check_tenants_here / quick.move_out_begin.

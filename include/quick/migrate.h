@@ -35,8 +35,10 @@ struct MigrationReport {
 
 // Throws SchemaError when the database is newer than this build, or when a migration or the
 // definitions fail (that migration, or every definition, is rolled back; the migrations before
-// it stay applied). Connection errors arrive as libpqxx
-// exceptions.
+// it stay applied). Connection errors arrive as libpqxx exceptions unchanged
+// (pqxx::broken_connection, pqxx::in_doubt_error): the migration or definitions running then may
+// have been applied (the connection lost during their COMMIT); applied_schema_version() on a new
+// connection tells, and migrate() again finishes the work.
 MigrationReport migrate(pqxx::connection& conn);
 
 // The highest migration version recorded in the database (0 if none). Reads only.

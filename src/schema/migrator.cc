@@ -178,6 +178,10 @@ MigrationReport migrate(pqxx::connection& conn) {
     const std::string label = migration_label(migration);
     try {
       run_script(conn, migration.sql);
+    } catch (const pqxx::broken_connection&) {
+      throw;  // lost during its COMMIT, the migration may have been applied: no one can say here
+    } catch (const pqxx::in_doubt_error&) {
+      throw;
     } catch (const std::exception& error) {
       rollback_quietly(conn);
       throw SchemaError("migration " + label + " failed and was rolled back: " + store::message_with_hint(error));

@@ -47,6 +47,8 @@ void apply_definitions(pqxx::connection& conn) {
     const auto& definition = embedded::kDefinitions[i];
     try {
       txn.exec(definition.sql);
+    } catch (const pqxx::broken_connection&) {
+      throw;  // a libpqxx exception, as migrate.h says, like one from the commit below
     } catch (const std::exception& error) {
       throw SchemaError(std::string(definition.path) + " failed and was rolled back: " + store::primary_message(error));
     }

@@ -2,12 +2,17 @@
 // items (quick.find_dead_items, quick.retry_dead_items, quick.purge_dead_items, quick.cancel_item;
 // docs/operations.md#dead-items-and-retention).
 #include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/database_target.h"
 #include "cli/table_printer.h"
 #include "quick/errors.h"
+#include "store/pg_values.h"
+#include "util/duration.h"
 
 namespace quick::cli {
 namespace {
@@ -32,15 +37,15 @@ struct DeadItemFilter {
   }
 };
 
-// Refuses an --older-than Postgres cannot read as an interval, naming the flag, before the filter
-// runs. The database parses it so that every interval form it accepts works ("2h", "7 days").
-void check_older_than(pqxx::dbtransaction& txn, const DeadItemFilter& filter) {
-  if (filter.older_than.empty()) return;
-  pqxx::subtransaction check(txn, "older_than");
+// --older-than as an interval parameter (NULL when not given). Parsed here as every duration of
+// the tool and the dashboard is, not by Postgres, which reads a bare "30" as 30 seconds: a purge
+// meant as 30 days would delete everything older than half a minute.
+std::optional<std::string> older_than_interval(const DeadItemFilter& filter) {
+  if (filter.older_than.empty()) return std::nullopt;
   try {
-    check.exec_params("SELECT $1::interval", filter.older_than);
-  } catch (const pqxx::sql_error&) {
-    throw InvalidArgument("--older-than: '" + filter.older_than + "' is not a duration, e.g. 2h, 30min, 7 days");
+    return store::interval_text(util::parse_duration(filter.older_than));
+  } catch (const std::invalid_argument& error) {
+    throw InvalidArgument("--older-than: " + std::string(error.what()));
   }
 }
 
@@ -50,7 +55,9 @@ void add_filter_options(CLI::App& command, DeadItemFilter& filter, bool with_ids
   command.add_option("--job-type", filter.job_type, "only this job type");
   command.add_option("--error", filter.error_contains,
                      "only items whose last error or reason contains this text (case-insensitive)");
-  command.add_option("--older-than", filter.older_than, "only items that died at least this long ago, e.g. 2h, 7d");
+  command.add_option("--older-than", filter.older_than,
+                     "only items that died at least this long ago: a number and a unit (us, ms, s, m, h, d), "
+                     "e.g. 2h, 7d");
   if (with_ids) command.add_option("--id", filter.ids, "only these ids (repeatable)");
 }
 
@@ -66,14 +73,13 @@ void add_bulk_command(CLI::App& dead, const std::string& name, const std::string
       throw InvalidArgument("quick dead " + name +
                             ": give a filter (--tenant, --job-type, --error, --older-than, --id) or --all");
     }
+    const auto older_than = older_than_interval(*filter);
     auto conn = connect_at_current_schema(filter->database);
     pqxx::work txn(*conn);
-    check_older_than(txn, *filter);
     const auto count = txn.exec_params("SELECT " + function + "($1, $2, $3, $4::interval, $5::bigint[])",
                                        DeadItemFilter::or_null(filter->tenant),
                                        DeadItemFilter::or_null(filter->job_type),
-                                       DeadItemFilter::or_null(filter->error_contains),
-                                       DeadItemFilter::or_null(filter->older_than),
+                                       DeadItemFilter::or_null(filter->error_contains), store::nullable(older_than),
                                        filter->ids.empty() ? nullptr : filter->ids_array().c_str())
                            .at(0)[0]
                            .as<std::int64_t>();
@@ -96,16 +102,16 @@ void add_dead_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   on_selected(*list_command, [list] {
+    const auto older_than = older_than_interval(*list);
     auto conn = connect_at_current_schema(list->database);
-    pqxx::work session(*conn);
-    check_older_than(session, *list);
-    print_result("dead items",
-                 session.exec_params("SELECT id, tenant, job_type, error_count, reason, last_error, "
-                                     "date_trunc('second', died_at) AS died_at "
-                                     "FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)",
-                                     DeadItemFilter::or_null(list->tenant), DeadItemFilter::or_null(list->job_type),
-                                     DeadItemFilter::or_null(list->error_contains),
-                                     DeadItemFilter::or_null(list->older_than), list->limit));
+    pqxx::nontransaction session(*conn);
+    print_result(
+        "dead items",
+        session.exec_params("SELECT id, tenant, job_type, error_count, reason, last_error, "
+                            "date_trunc('second', died_at) AS died_at "
+                            "FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)",
+                            DeadItemFilter::or_null(list->tenant), DeadItemFilter::or_null(list->job_type),
+                            DeadItemFilter::or_null(list->error_contains), store::nullable(older_than), list->limit));
     return 0;
   });
   add_bulk_command(*dead, "retry", "Put matching dead items back in their zones, all or none", "quick.retry_dead_items",

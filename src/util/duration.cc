@@ -20,8 +20,9 @@ std::chrono::microseconds parse_duration(const std::string& text) {
   else if (unit == "s") micros_per_unit = 1e6;
   else if (unit == "m" || unit == "min") micros_per_unit = 60e6;
   else if (unit == "h") micros_per_unit = 3600e6;
-  else if (unit.empty()) throw std::invalid_argument("'" + text + "' has no unit: use us, ms, s, m or h");
-  else throw std::invalid_argument("'" + text + "' has an unknown unit '" + unit + "': use us, ms, s, m or h");
+  else if (unit == "d") micros_per_unit = 86400e6;  // dead items' ages, retention
+  else if (unit.empty()) throw std::invalid_argument("'" + text + "' has no unit: use us, ms, s, m, h or d");
+  else throw std::invalid_argument("'" + text + "' has an unknown unit '" + unit + "': use us, ms, s, m, h or d");
   if (!std::isfinite(value) || value < 0) {
     throw std::invalid_argument("'" + text + "' must be a finite, non-negative duration");
   }

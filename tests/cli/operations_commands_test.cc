@@ -74,11 +74,36 @@ TEST_F(OperationsCommandsTest, CancelListRetryAndPurgeByFilterWithCounts) {
   EXPECT_NE(err().find("give a filter"), std::string::npos) << err();
   EXPECT_EQ(run({"dead", "purge", "--older-than", "soon"}), 2);
   EXPECT_NE(err().find("--older-than: 'soon' is not a duration"), std::string::npos) << err();
-  EXPECT_EQ(run({"dead", "purge", "--older-than", "1 hour"}), 0) << err();
+  EXPECT_EQ(run({"dead", "purge", "--older-than", "1h"}), 0) << err();
   EXPECT_EQ(out(), "0 dead items purged\n") << "b died just now";
   EXPECT_EQ(run({"dead", "purge", "--all"}), 0);
   EXPECT_EQ(out(), "1 dead items purged\n");
   EXPECT_EQ(count("quick.dead_items"), 0);
+}
+
+// --older-than takes a duration as every other flag of the tool and the dashboard do: a bare number
+// ("30", meant as days) is refused, not read by Postgres as seconds.
+TEST_F(OperationsCommandsTest, OlderThanNeedsAUnit) {
+  auto conn = connect();
+  const auto id = enqueue_committed(*conn, make_item("old", "mail"));
+  ASSERT_EQ(run({"item", "cancel", std::to_string(id)}), 0) << err();
+  query("UPDATE quick.dead_items SET died_at = now() - interval '1 hour'");
+
+  for (const std::string command : {"list", "retry", "purge"}) {
+    SCOPED_TRACE("quick dead " + command);
+    EXPECT_EQ(run({"dead", command, "--older-than", "30"}), 2) << out();
+    EXPECT_NE(err().find("--older-than: '30' has no unit"), std::string::npos) << err();
+  }
+  EXPECT_EQ(count("quick.dead_items"), 1) << "nothing purged or retried";
+  EXPECT_EQ(run({"dead", "purge", "--older-than", "1 hour"}), 2);
+  EXPECT_NE(err().find("--older-than: '1 hour' has an unknown unit"), std::string::npos) << err();
+
+  EXPECT_EQ(run({"dead", "list", "--older-than", "2d"}), 0) << err();
+  EXPECT_NE(out().find("(0 rows)"), std::string::npos) << out();
+  EXPECT_EQ(run({"dead", "purge", "--older-than", "7d"}), 0) << err();
+  EXPECT_EQ(out(), "0 dead items purged\n");
+  EXPECT_EQ(run({"dead", "purge", "--older-than", "59m"}), 0) << err();
+  EXPECT_EQ(out(), "1 dead items purged\n");
 }
 
 }  // namespace

@@ -14,3 +14,22 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION quick.check_movable_tenant(text,text) FROM PUBLIC;
+
+-- The transaction of a move function: READ COMMITTED, else invalid_transaction_state (as
+-- quick.visit_zones and quick.settle_pointers check, inline). A move's statements after its locks
+-- must see what the transactions those locks waited for committed: at a snapshot isolation level
+-- an enqueuer's item, committed while quick.move_out_begin waited for the tenant's pointer, is
+-- neither copied nor deleted, and stays behind without a pointer once the move deletes it.
+CREATE OR REPLACE FUNCTION quick.check_move_read_committed(caller text)
+RETURNS void LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_transaction_state',
+            MESSAGE = format('%s must run in READ COMMITTED, not %s: a tenant move must see what the '
+                             'transactions its locks waited for committed, or it leaves their items behind',
+                             caller, upper(current_setting('transaction_isolation')));
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION quick.check_move_read_committed(text) FROM PUBLIC;

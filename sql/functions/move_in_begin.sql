@@ -11,6 +11,7 @@ SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_begin');
+    PERFORM quick.check_move_read_committed('quick.move_in_begin');
     PERFORM quick.check_argument(coalesce(length(from_database) BETWEEN 1 AND 100, false),
         'quick.move_in_begin: from_database must be 1 to 100 characters, got %s',
         coalesce(length(from_database) || ' characters', 'NULL'));

@@ -10,6 +10,7 @@ DECLARE
     inserted integer;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_dead_items');
+    PERFORM quick.check_move_read_committed('quick.move_in_dead_items');
     PERFORM quick.check_argument(coalesce(jsonb_typeof(dead_items) = 'array', false),
         'quick.move_in_dead_items: dead_items must be a JSON array from quick.move_out_dead_items');
     INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, client_item_id,

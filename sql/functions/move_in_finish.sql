@@ -18,6 +18,7 @@ DECLARE
     pointer_version tid;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_in_finish');
+    PERFORM quick.check_move_read_committed('quick.move_in_finish');
     PERFORM quick.check_not_null(paused IS NULL, 'paused', 'quick.move_in_finish');
     SELECT greatest(min(i.vesting_time), statement_timestamp()), count(*) INTO first_vesting, item_count
       FROM quick.items i WHERE i.tenant = tenant;
@@ -25,8 +26,9 @@ BEGIN
         -- The existing pointer, locked so that no collection deletes it before this commits (the
         -- moved-in items are not visible to a collection yet), is pulled in; else a new one is
         -- inserted, which inserts nothing when a concurrent creator won (pointer_slots.sql):
-        -- then the loop locks that one. READ COMMITTED (TenantMove checks): each statement sees
-        -- what committed before it, and the update reaches the version the lock took.
+        -- then the loop locks that one. READ COMMITTED (quick.check_move_read_committed): each
+        -- statement sees what committed before it, and the update reaches the version the lock
+        -- took.
         LOOP
             SELECT p.ctid INTO pointer_version FROM quick.pointers p
              WHERE p.tenant >= tenant AND p.tenant <= tenant  -- a range, not =: see docs/protocol.md#pointer-versions

@@ -14,6 +14,7 @@ DECLARE
     inserted integer;
 BEGIN
     PERFORM quick.check_movable_tenant(move_in_items.tenant, 'quick.move_in_items');
+    PERFORM quick.check_move_read_committed('quick.move_in_items');
     PERFORM quick.check_argument(coalesce(jsonb_typeof(move_in_items.items) = 'array', false),
         'quick.move_in_items: items must be a JSON array from quick.move_out_items');
     -- zone_time: the item's place in its zone where it was (an older source sends none: then its

@@ -6,6 +6,8 @@
 -- retry or lease extension waits, then finds the item gone and reports its lease lost); and it
 -- updates the tenant's quick.placement_guards row. Then it writes the fence, quick.moved_tenants,
 -- which takes effect when the move commits. Waits as long as the session's lock_timeout allows.
+-- READ COMMITTED only, as every move function (quick.check_move_read_committed): the statements
+-- after the locks must see what the transactions they waited for committed.
 -- Returns what will move. The items are then read with quick.move_out_items and
 -- quick.move_out_dead_items, and deleted with quick.move_out_finish, in the same transaction.
 CREATE OR REPLACE FUNCTION quick.move_out_begin(tenant text, to_database text, move_id uuid)
@@ -17,6 +19,7 @@ DECLARE
     fenced_to text;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_begin');
+    PERFORM quick.check_move_read_committed('quick.move_out_begin');
     PERFORM quick.check_argument(coalesce(length(to_database) BETWEEN 1 AND 100, false),
         'quick.move_out_begin: to_database must be 1 to 100 characters, got %s',
         coalesce(length(to_database) || ' characters', 'NULL'));

@@ -10,6 +10,7 @@ DECLARE
     batch jsonb;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_dead_items');
+    PERFORM quick.check_move_read_committed('quick.move_out_dead_items');
     PERFORM quick.check_not_null(ids IS NULL, 'ids', 'quick.move_out_dead_items');
     SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]') INTO batch
       FROM (SELECT d.id, d.job_type, d.priority, d.error_count, d.payload, d.enqueued_at, d.client_item_id,

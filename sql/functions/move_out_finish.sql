@@ -10,6 +10,7 @@ SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_finish');
+    PERFORM quick.check_move_read_committed('quick.move_out_finish');
     PERFORM quick.check_not_null(move_id IS NULL, 'move_id', 'quick.move_out_finish');
     IF NOT EXISTS (SELECT 1 FROM quick.moved_tenants m WHERE m.tenant = tenant AND m.move_id = move_id) THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -10,6 +10,7 @@ SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_variable
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_ids');
+    PERFORM quick.check_move_read_committed('quick.move_out_ids');
     PERFORM quick.check_not_null(dead_items IS NULL, 'dead_items', 'quick.move_out_ids');
     IF dead_items THEN
         RETURN QUERY SELECT d.id FROM quick.dead_items d WHERE d.tenant = tenant ORDER BY d.id;

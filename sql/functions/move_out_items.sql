@@ -10,6 +10,7 @@ DECLARE
     batch jsonb;
 BEGIN
     PERFORM quick.check_movable_tenant(tenant, 'quick.move_out_items');
+    PERFORM quick.check_move_read_committed('quick.move_out_items');
     PERFORM quick.check_not_null(ids IS NULL, 'ids', 'quick.move_out_items');
     SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.priority, x.zone_time, x.id), '[]') INTO batch
       FROM (SELECT i.id, i.job_type, i.priority, i.vesting_time, i.zone_time, i.lease_id, i.error_count, i.payload,

@@ -283,6 +283,43 @@ TEST_F(TenantMoveTest, AnOlderRepeatableReadSnapshotCannotEnqueueIntoTheOldDatab
   EXPECT_EQ(items_of("one", "full") + items_of("one", "empty"), 0);
 }
 
+// The move functions run in READ COMMITTED only, as TenantMove does: at a snapshot isolation
+// level, the statements after the tenant's locks would not see an item that an enqueuer the locks
+// waited for committed, and the move would leave it behind, orphaned (no pointer, no fence).
+// Each function refuses for a client that calls it itself, and changes nothing.
+TEST_F(TenantMoveTest, EveryMoveFunctionRefusesToRunOutsideReadCommitted) {
+  enqueue_at("one", make_item("acme"));
+  const std::vector<std::string> calls = {
+      "SELECT * FROM quick.move_out_begin('acme', 'two', gen_random_uuid())",
+      "SELECT * FROM quick.move_out_ids('acme', false)",
+      "SELECT quick.move_out_items('acme', '{}')",
+      "SELECT quick.move_out_dead_items('acme', '{}')",
+      "SELECT * FROM quick.move_out_finish('acme', gen_random_uuid())",
+      "SELECT quick.move_in_begin('acme', 'two', gen_random_uuid())",
+      "SELECT quick.move_in_items('acme', '[]')",
+      "SELECT quick.move_in_dead_items('acme', '[]')",
+      "SELECT quick.move_in_finish('acme', false)",
+  };
+  for (const std::string level : {"REPEATABLE READ", "SERIALIZABLE"}) {
+    for (const auto& call : calls) {
+      SCOPED_TRACE(level + ": " + call);
+      pqxx::connection conn(url_of("one"));
+      pqxx::work txn(conn);
+      txn.exec("SET TRANSACTION ISOLATION LEVEL " + level);
+      try {
+        txn.exec(call);
+        ADD_FAILURE() << "ran at " << level;
+      } catch (const pqxx::sql_error& error) {
+        EXPECT_EQ(error.sqlstate(), "25000") << error.what();
+        EXPECT_THAT(error.what(), ::testing::HasSubstr("must run in READ COMMITTED"));
+      }
+    }
+  }
+  EXPECT_EQ(items_of("one", "acme"), 1);
+  EXPECT_EQ(value_in("one", "SELECT count(*) FROM quick.pointers WHERE tenant = 'acme'"), 1);
+  EXPECT_EQ(value_in("one", "SELECT count(*) FROM quick.moved_tenants"), 0);
+}
+
 // Recovery leaves a live mover's prepared transactions alone: it would otherwise abort every
 // move that another process (a second operator, a rebalance) is committing.
 TEST_F(TenantMoveTest, RecoveryDoesNotInterruptAMoverThatIsStillRunning) {

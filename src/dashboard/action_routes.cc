@@ -1,5 +1,6 @@
 // The actions: each needs the admin token (authorization.h), runs one SQL function of the
 // operator API in its own transaction, and says what it changed.
+#include <optional>
 #include <string>
 
 #include "dashboard/authorization.h"
@@ -49,27 +50,27 @@ std::string id_array_literal(const std::vector<std::int64_t>& ids) {
   return literal + "}";
 }
 
+// ids and the filter fields together retry the dead items that match all of them, as
+// quick.retry_dead_items and `quick dead retry --id` combine them.
 nlohmann::json retry_dead_items(pqxx::work& txn, const nlohmann::json& body) {
-  pqxx::result result;
-  if (body.contains("ids")) {
-    result = txn.exec_params("SELECT quick.retry_dead_items(ids => $1::bigint[])",
-                             id_array_literal(required_ids(body, "ids")));
-  } else {
-    const auto tenant = optional_text(body, "tenant");
-    const auto job_type = optional_text(body, "job_type");
-    const auto error_contains = optional_text(body, "error_contains");
-    const auto older_than = interval_of(optional_text(body, "older_than"), "older_than");
-    if (!tenant && !job_type && !error_contains && !older_than) {
-      throw BadRequest(
-          "say which dead items to retry: ids, or at least one of tenant, job_type, error_contains, "
-          "older_than");
-    }
-    result = txn.exec_params(
-        "SELECT quick.retry_dead_items(tenant => $1, job_type => $2, error_contains => $3, older_than => $4::interval)",
-        store::nullable(tenant), store::nullable(job_type), store::nullable(error_contains),
-        store::nullable(older_than));
+  const auto ids = body.contains("ids") ? std::optional<std::string>(id_array_literal(required_ids(body, "ids")))
+                                        : std::nullopt;
+  const auto tenant = optional_text(body, "tenant");
+  const auto job_type = optional_text(body, "job_type");
+  const auto error_contains = optional_text(body, "error_contains");
+  const auto older_than = interval_of(optional_text(body, "older_than"), "older_than");
+  if (!ids && !tenant && !job_type && !error_contains && !older_than) {
+    throw BadRequest(
+        "say which dead items to retry: ids, or at least one of tenant, job_type, error_contains, older_than");
   }
-  const auto retried = result.at(0).at(0).as<std::int64_t>();
+  const auto retried = txn.exec_params(
+                              "SELECT quick.retry_dead_items(tenant => $1, job_type => $2, "
+                              "error_contains => $3, older_than => $4::interval, ids => $5::bigint[])",
+                              store::nullable(tenant), store::nullable(job_type), store::nullable(error_contains),
+                              store::nullable(older_than), store::nullable(ids))
+                           .at(0)
+                           .at(0)
+                           .as<std::int64_t>();
   return {{"retried", retried}, {"message", "retried " + std::to_string(retried) + " dead item(s)"}};
 }
 

@@ -6,8 +6,8 @@
 //   GET  /api/overview          every database's summary; for the selected one the consumers,
 //                               job types, deepest and lagging zones, pauses
 //   GET  /api/dead_items        search: ?tenant=&job_type=&error=&older_than=30m&limit=100
-//   POST /api/dead_items/retry  {"ids": [..]} or a filter {"tenant", "job_type", "error_contains",
-//                               "older_than"}
+//   POST /api/dead_items/retry  {"ids": [..]}, a filter {"tenant", "job_type", "error_contains",
+//                               "older_than"}, or both (the listed items the filter matches)
 //   POST /api/items/cancel      {"id": 42}
 //   POST /api/tenants/pause     {"tenant": "t", "reason": "..."}; /api/tenants/resume {"tenant"}
 //   POST /api/job_types/pause   {"job_type": "j", "reason": "..."}; /api/job_types/resume

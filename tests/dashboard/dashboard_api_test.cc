@@ -173,6 +173,32 @@ TEST_F(DashboardApiTest, RetryAndCancelTakeEffectInTheDatabase) {
   EXPECT_EQ(again->status, 404) << again->body;
 }
 
+// As `quick dead retry --id N --tenant T` does: ids and the filter fields together retry the items
+// that match both, not every listed id.
+TEST_F(DashboardApiTest, RetryByIdsHonoursTheFilterGivenWithThem) {
+  const auto mine = insert_dead_item("ids-tenant", "email");
+  const auto other = insert_dead_item("ids-other", "email");
+  DashboardServer server(options(kToken));
+  const std::string ids = "[" + std::to_string(mine) + ", " + std::to_string(other) + "]";
+
+  const auto none = post(server, "/api/dead_items/retry", R"({"ids": )" + ids + R"(, "tenant": "nonexistent"})",
+                         kToken);
+  ASSERT_EQ(none->status, 200) << none->body;
+  EXPECT_EQ(json_of(none)["retried"].get<int>(), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items"), 2);
+
+  const auto one = post(server, "/api/dead_items/retry",
+                        R"({"ids": )" + ids + R"(, "tenant": "ids-tenant", "job_type": "email"})", kToken);
+  ASSERT_EQ(one->status, 200) << one->body;
+  EXPECT_EQ(json_of(one)["retried"].get<int>(), 1);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(mine)), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE id = " + std::to_string(other)), 1);
+
+  const auto bad = post(server, "/api/dead_items/retry", R"({"ids": )" + ids + R"(, "older_than": "7"})", kToken);
+  EXPECT_EQ(bad->status, 400) << "a filter field given with ids is checked too: " << bad->body;
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items"), 1);
+}
+
 TEST_F(DashboardApiTest, BadInputIsAnswered400NamingWhatWasWrong) {
   DashboardServer server(options(kToken));
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {

@@ -43,7 +43,8 @@ BEGIN
     -- A retry or release vests again after its delay, bounded like every other delay.
     PERFORM quick.check_interval(d, 'delays[' || n || ']', 'quick.ack_items', true, l.max_vesting_delay,
                                  'max_vesting_delay')
-       FROM unnest(delays) WITH ORDINALITY u(d, n), quick.limits l
+       FROM unnest(delays) WITH ORDINALITY u(d, n)
+       LEFT JOIN quick.limits l ON true  -- without its row, quick.check_interval raises
       WHERE u.d IS NOT NULL
         -- quick.check_interval's comparisons: as intervals, then (CASE: only then, no overflow) by
         -- the time the delay gives.

@@ -30,6 +30,9 @@ DECLARE
     req_priority integer[];
     req_versions tid[];
 BEGIN
+    IF max_lease IS NULL THEN
+        PERFORM quick.current_limits();  -- raises: quick.limits has no row
+    END IF;
     PERFORM quick.check_argument(max_requests > 0,
         'quick.apply_pointer_pulls: max_requests must be positive, got %s', coalesce(max_requests::text, 'NULL'));
     -- No look first for whether there is anything to do: quick.scan_pointers, the Scanners' call,

@@ -46,6 +46,10 @@ DECLARE
     too_low  boolean := value IS NULL OR value < interval '0' OR (value = interval '0' AND NOT allow_zero);
     too_high boolean := NOT too_low AND value > maximum;
 BEGIN
+    IF maximum IS NULL THEN
+        PERFORM quick.current_limits();  -- raises when quick.limits has no row, the one way to get here
+        RAISE EXCEPTION '%: no maximum for %', caller, name;
+    END IF;
     IF NOT too_low AND NOT too_high THEN
         too_low := now_ts + value < now_ts OR (now_ts + value = now_ts AND NOT allow_zero);
         too_high := NOT too_low AND now_ts + value > now_ts + maximum AND (now_ts + value) - now_ts > maximum;

@@ -3,6 +3,9 @@
 -- one transaction, and a SQL function called there (one with a FROM clause is never inlined)
 -- parses and plans its query again in every transaction; PL/pgSQL keeps the plan for the
 -- session. That was about a tenth of a one-zone quick.visit_zones (docs/benchmarks.md#13-steady-load).
+-- Without the row (deleted) it raises: every limit would read NULL, and a comparison with NULL
+-- passes no check and fails none, so nothing would be bounded. The functions that read one
+-- column of quick.limits themselves call it when they find none.
 CREATE OR REPLACE FUNCTION quick.current_limits()
 RETURNS quick.limits
 LANGUAGE plpgsql STABLE AS $$
@@ -10,6 +13,13 @@ DECLARE
     limits_row quick.limits;
 BEGIN
     SELECT l.* INTO limits_row FROM quick.limits l;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = 'quick.limits has no row: every limit the SQL functions enforce is read from it, '
+                      'so they refuse to run without it',
+            HINT = 'Restore it: INSERT INTO quick.limits DEFAULT VALUES; then set again any limit that '
+                   'was changed (docs/security.md#limits).';
+    END IF;
     RETURN limits_row;
 END
 $$;
@@ -21,7 +31,7 @@ CREATE OR REPLACE FUNCTION quick.max_payload_bytes()
 RETURNS integer
 LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
-    SELECT l.max_payload_bytes FROM quick.limits l
+    SELECT (quick.current_limits()).max_payload_bytes
 $$;
 REVOKE ALL ON FUNCTION quick.max_payload_bytes() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION quick.max_payload_bytes() TO quick_producer, quick_consumer, quick_admin;

@@ -21,6 +21,9 @@ DECLARE
     requested integer;
     max_lease interval := (SELECT l.max_pointer_lease FROM quick.limits l);
 BEGIN
+    IF max_lease IS NULL THEN
+        PERFORM quick.current_limits();  -- raises: quick.limits has no row
+    END IF;
     WITH requests AS (
         INSERT INTO quick.pointer_pulls (tenant, vesting_time, priority)
         SELECT w.tenant, w.vesting_time, w.priority

@@ -213,6 +213,50 @@ TEST_F(ValidationTest, PayloadOverTheConfiguredMaximumIsRejectedByTheDatabaseAnd
   EXPECT_EQ(items(), 1);
 }
 
+// Every limit is read from the one row of quick.limits: without it, a comparison with its NULL
+// would pass and the fast paths would write nothing and fall back, so an unchecked item got in.
+// Every enqueue path, the C++ fast paths and their fallbacks included, refuses naming the table,
+// and writes nothing.
+TEST_F(ValidationTest, WithoutTheLimitsRowEveryEnqueuePathRefusesNamingItAndWritesNothing) {
+  enqueue_committed(make_item("t"));  // an existing zone, so that the fast paths take the items
+  query("DELETE FROM quick.limits");
+  const auto big = make_item("t", "job", "{\"data\":\"" + std::string(2 * 1024 * 1024, 'x') + "\"}",
+                             std::chrono::hours(24 * 365 * 50));
+  for (const auto& item : {make_item("t"), big, make_item("new-tenant")}) {
+    const std::vector<std::pair<std::string, std::function<void()>>> paths = {
+        {"enqueue", [&] { enqueue(conn(), item); }},
+        {"enqueue_batch",
+         [&] {
+           enqueue_batch(conn(), {item, make_item("t")});
+         }},
+        {"enqueue_in",
+         [&] {
+           pqxx::work txn(conn());
+           enqueue_in(txn, item);
+           txn.commit();
+         }},
+        {"enqueue_batch_in",
+         [&] {
+           pqxx::work txn(conn());
+           enqueue_batch_in(txn, {item, make_item("t")});
+           txn.commit();
+         }},
+    };
+    for (const auto& [name, path] : paths) {
+      SCOPED_TRACE(name + " of tenant " + item.tenant + ", payload of " + std::to_string(item.payload.size()) +
+                   " bytes");
+      try {
+        path();
+        ADD_FAILURE() << "enqueued without quick.limits";
+      } catch (const std::exception& error) {
+        EXPECT_THAT(error.what(), HasSubstr("quick.limits has no row"));
+      }
+    }
+  }
+  EXPECT_EQ(items(), 1);
+  EXPECT_EQ(pointers(), 1);
+}
+
 // --- zone operations: C++ side -------------------------------------------------------------------
 
 TEST_F(ValidationTest, NonPositiveMaxItemsIsRejected) {

@@ -78,6 +78,11 @@ WorkerHttp start_http(const WorkerOptions& options, const ConsumerConfig& config
 }
 
 int run_worker_command(const WorkerOptions& options) {
+  // The token enables the dashboard's actions: without the dashboard it would be ignored, and the
+  // operator left believing the actions are enabled somewhere.
+  if (!options.admin_token_file.empty() && !options.dashboard) {
+    throw InvalidArgument("--admin-token-file needs --dashboard: the token enables the dashboard's actions");
+  }
   ConsumerConfig config = load_config_file(options.config_file);
   // A worker serves only the listed job types: with none, it would only put every item aside.
   if (config.job_types.empty()) {

@@ -552,6 +552,17 @@ TEST_F(WorkerCommandTest, ServesTheDashboardBesideTheMetricsWhenAsked) {
       << refused->err();
 }
 
+TEST_F(WorkerCommandTest, AnAdminTokenFileWithoutTheDashboardIsAUsageError) {
+  const auto token_file = dir_ / "token";
+  write_text_file(token_file, "s3cret-admin-token\n");
+  auto refused = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "token-alone", {},
+                              {"--admin-token-file", token_file.string()});
+  ASSERT_NE(refused, nullptr);
+  ASSERT_TRUE(refused->wait_for(seconds(30))) << "the token was ignored and the worker ran:\n" << refused->err();
+  EXPECT_EQ(refused->exit_code(), std::optional<int>(2)) << refused->describe() << "\n" << refused->err();
+  EXPECT_NE(refused->err().find("--admin-token-file needs --dashboard"), std::string::npos) << refused->err();
+}
+
 TEST_F(WorkerCommandTest, MetricsOffServesNothingAndAMalformedAddressIsRefused) {
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"), "off", {}, {"--metrics-address", "off"});
   ASSERT_NE(worker, nullptr);

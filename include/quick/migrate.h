@@ -4,7 +4,9 @@
 // migrate() applies the pending migrations in order, each in its own transaction, while holding
 // the advisory lock that the migration files themselves take, so concurrent migrators (this
 // function, or psql -f on the files) apply each version exactly once; a second migrator waits
-// for the first. It then re-applies every SQL function and the operator views
+// for the first. Databases of one cluster may be migrated at the same time: the roles they share
+// (migration 0006) are created by whichever gets there first, and a migration that lost that
+// race is run again. It then re-applies every SQL function and the operator views
 // (docs/inspecting.md) with CREATE OR REPLACE, in one transaction, so a database runs this
 // build's functions afterwards. A database whose schema is newer than this build is refused with
 // SchemaError and left untouched.

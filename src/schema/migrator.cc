@@ -123,6 +123,20 @@ class ActingAsSchemaOwner {
   std::string previous_role_;
 };
 
+// The advisory lock above is the database's own, but roles are the cluster's: two databases of
+// one cluster migrated at the same time can both find a role missing (migration 0006) or a login
+// not yet a member of quick_admin (0015), and the second to create it fails on the catalog's
+// unique index once the first commits. Run again, the migration finds it there, so such a failure
+// is retried (a few times: a third migrator may win the next race).
+constexpr int kAttemptsOnClusterConflict = 3;
+
+bool lost_cluster_wide_race(const std::exception& error) {
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error);
+  if (sql == nullptr) return false;
+  const std::string& state = sql->sqlstate();
+  return state == "23505" || state == "42710";  // unique_violation, duplicate_object
+}
+
 std::string migration_label(const embedded::Migration& migration) {
   char version[16];
   std::snprintf(version, sizeof version, "%04d", migration.version);
@@ -176,15 +190,19 @@ MigrationReport migrate(pqxx::connection& conn) {
     const auto& migration = embedded::kMigrations[i];
     if (migration.version <= report.version_before) continue;
     const std::string label = migration_label(migration);
-    try {
-      run_script(conn, migration.sql);
-    } catch (const pqxx::broken_connection&) {
-      throw;  // lost during its COMMIT, the migration may have been applied: no one can say here
-    } catch (const pqxx::in_doubt_error&) {
-      throw;
-    } catch (const std::exception& error) {
-      rollback_quietly(conn);
-      throw SchemaError("migration " + label + " failed and was rolled back: " + store::message_with_hint(error));
+    for (int attempt = 1;; ++attempt) {
+      try {
+        run_script(conn, migration.sql);
+        break;
+      } catch (const pqxx::broken_connection&) {
+        throw;  // lost during its COMMIT, the migration may have been applied: no one can say here
+      } catch (const pqxx::in_doubt_error&) {
+        throw;
+      } catch (const std::exception& error) {
+        rollback_quietly(conn);
+        if (attempt < kAttemptsOnClusterConflict && lost_cluster_wide_race(error)) continue;
+        throw SchemaError("migration " + label + " failed and was rolled back: " + store::message_with_hint(error));
+      }
     }
     if (read_applied_version(conn) != migration.version) {
       throw SchemaError("migration " + label + " ran but did not record version " + std::to_string(migration.version) +

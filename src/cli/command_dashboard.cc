@@ -28,6 +28,7 @@ struct DashboardCommandOptions {
 
 int run_dashboard_command(const DashboardCommandOptions& options) {
   http::HttpServer server(http::parse_address(options.listen));  // a malformed --listen stops us here
+  server.bind();  // and one it cannot listen on, before a local cluster is created and started for nothing
   dashboard::DashboardOptions dashboard_options;
   dashboard_options.admin_token = dashboard_admin_token(options.admin_token_file);
   if (options.config_file.empty()) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -86,9 +87,11 @@ HttpServer::HttpServer(Address address) : address_(std::move(address)), server_(
       });
   // SO_REUSEADDR only (a restart can bind at once), not httplib's default SO_REUSEPORT, with which
   // a second process binds the same port silently and the kernel splits the scrapes between them.
-  server_->set_socket_options([](socket_t socket) {
+  // The socket is noted for stop(): httplib closes it only once it has served.
+  server_->set_socket_options([this](socket_t socket) {
     int yes = 1;
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    bound_socket_ = socket;
   });
   // DNS rebinding: a web page the operator's browser opens elsewhere can make a name of its own
   // resolve to 127.0.0.1 and then read (or act on) a server bound to the loopback, which the
@@ -120,17 +123,28 @@ HttpServer::~HttpServer() { stop(); }
 
 httplib::Server& HttpServer::routes() { return *server_; }
 
-void HttpServer::start() {
+void HttpServer::bind() {
   std::lock_guard<std::mutex> lock(lifecycle_);
-  if (started_) return;
+  bind_locked();
+}
+
+void HttpServer::bind_locked() {
+  if (bound_) return;
   const int port = address_.port == 0 ? server_->bind_to_any_port(address_.host)
                                       : (server_->bind_to_port(address_.host, address_.port) ? address_.port : -1);
   if (port <= 0) {
     throw Error("cannot listen on " + address_.host + ":" + std::to_string(address_.port) +
                 " (address in use, or not an address of this host?)");
   }
-  started_ = true;
+  bound_ = true;
   port_.store(port);
+}
+
+void HttpServer::start() {
+  std::lock_guard<std::mutex> lock(lifecycle_);
+  if (started_ || stopped_) return;
+  bind_locked();
+  started_ = true;
   thread_ = std::thread([this] {
     try {
       server_->listen_after_bind();
@@ -148,8 +162,12 @@ void HttpServer::start() {
 
 void HttpServer::stop() {
   std::lock_guard<std::mutex> lock(lifecycle_);
-  if (!started_ || stopped_) return;
+  if (stopped_ || !bound_) return;
   stopped_ = true;
+  if (!started_) {
+    ::close(bound_socket_);  // bound, never served
+    return;
+  }
   server_->stop();
   if (thread_.joinable()) thread_.join();
 }

@@ -47,11 +47,15 @@ class HttpServer {
   // Request bodies are limited to kMaxRequestBody.
   httplib::Server& routes();
 
-  // Binds the address and serves on a thread. Throws Error when the address cannot be bound
-  // (in use, not local, ...). Calls after the first do nothing.
+  // Binds the address without serving yet, so that a command refuses an address it cannot listen
+  // on before doing anything else; routes() may still be mounted. Throws as start() does. Calls
+  // after the first do nothing.
+  void bind();
+  // Binds the address (unless bind() did) and serves on a thread. Throws Error when the address
+  // cannot be bound (in use, not local, ...). Calls after the first do nothing.
   void start();
-  // Stops serving (requests in progress finish) and joins the thread. Idempotent; safe before
-  // start().
+  // Stops serving (requests in progress finish) and joins the thread; after bind() alone, closes
+  // the socket. Idempotent; does nothing before bind() or start(). start() after it does nothing.
   void stop();
   // The bound port (the chosen one when the address said 0); 0 before start().
   int port() const { return port_.load(); }
@@ -61,8 +65,11 @@ class HttpServer {
   Address address_;
   std::unique_ptr<httplib::Server> server_;
   std::mutex lifecycle_;
-  bool started_ = false;  // guarded by lifecycle_
-  bool stopped_ = false;  // guarded by lifecycle_
+  void bind_locked();
+  bool bound_ = false;     // guarded by lifecycle_
+  int bound_socket_ = -1;  // the last socket httplib made, the bound one once bound_
+  bool started_ = false;   // guarded by lifecycle_
+  bool stopped_ = false;   // guarded by lifecycle_
   std::atomic<int> port_{0};
   std::atomic<bool> serving_ended_{false};
   std::thread thread_;

@@ -2,6 +2,7 @@
 // read-only without a token, with actions for the token from QUICK_DASHBOARD_TOKEN or
 // --admin-token-file; SIGTERM stops it promptly with exit 0; a bad --listen is refused.
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <httplib.h>
 
 #include "quick/migrate.h"
+#include "support/commands.h"
 #include "support/eventually.h"
 #include "support/processes.h"
 #include "support/test_database.h"
@@ -96,6 +98,20 @@ TEST_F(DashboardCommandTest, RefusesAListenAddressWithoutAPort) {
   ASSERT_TRUE(process.wait_for(seconds(10)));
   EXPECT_EQ(process.exit_code(), 2);
   EXPECT_THAT(process.err(), HasSubstr("expected host:port"));
+}
+
+TEST_F(DashboardCommandTest, AnAddressItCannotListenOnIsRefusedBeforeTheLocalClusterIsCreated) {
+  const std::string quick = quick_binary();
+  ASSERT_FALSE(quick.empty());
+  const auto state_dir = dir_.cluster_state_dir("state");  // where a local cluster would go
+  // No --database and no QUICK_DATABASE_URL: the local cluster is the database.
+  const auto result = run_command("env -u QUICK_DATABASE_URL timeout 120 " + shell_quote(quick) +
+                                  " dashboard --listen 192.0.2.1:5 --state-dir " + shell_quote(state_dir.string()));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("cannot listen on 192.0.2.1:5"));
+  const bool untouched = std::filesystem::is_empty(state_dir);
+  EXPECT_TRUE(untouched) << "a local cluster was created for a dashboard that could not listen";
+  if (!untouched) run_command(shell_quote(quick) + " db stop --state-dir " + shell_quote(state_dir.string()));
 }
 
 TEST_F(DashboardCommandTest, ShowsEveryDatabaseOfAConsumerConfiguration) {

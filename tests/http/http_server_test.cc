@@ -11,9 +11,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <iterator>
 #include <string>
 
 #include "http/http_server.h"
+#include "quick/errors.h"
 
 namespace quick::http {
 namespace {
@@ -61,6 +64,33 @@ TEST_F(HttpServerTest, OnTheLoopbackOnlyRequestsForALoopbackNameAreAnswered) {
 TEST_F(HttpServerTest, OnOtherAddressesTheHostHeaderIsNotChecked) {
   serve("0.0.0.0");
   EXPECT_EQ(status_for_host(server_->port(), "queue.example.com"), 200);
+}
+
+TEST(HttpServerBindTest, BindRefusesAnAddressOfAnotherHostBeforeServingAndStopReleasesThePort) {
+  HttpServer elsewhere(Address{"192.0.2.1", 5});  // TEST-NET-1: no address of this host
+  EXPECT_THROW(elsewhere.bind(), Error);
+
+  const auto open_files = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{});
+  };
+  const auto before = open_files();
+  auto bound = std::make_unique<HttpServer>(Address{"127.0.0.1", 0});
+  bound->bind();
+  const int port = bound->port();
+  ASSERT_GT(port, 0);
+  bound->routes().Get("/ping", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("pong", "text/plain");
+  });
+  bound->stop();  // never served: its socket is closed, not kept until the process ends
+  bound.reset();
+  EXPECT_EQ(open_files(), before);
+  HttpServer again(Address{"127.0.0.1", port});
+  again.routes().Get("/ping", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("pong", "text/plain");
+  });
+  again.bind();  // routes may be mounted after bind()
+  again.start();
+  EXPECT_EQ(status_for_host(port, ""), 200);
 }
 
 // The status line's code of a POST whose headers announce `content_length` bytes and whose body

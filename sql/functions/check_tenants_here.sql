@@ -28,6 +28,7 @@ REVOKE ALL ON FUNCTION quick.placement_shard(text) FROM PUBLIC;
 -- or SERIALIZABLE caller cannot read a fence committed after its snapshot: it locks the tenants'
 -- quick.placement_guards rows FOR SHARE, which a move updates, so a move that committed after its
 -- snapshot makes it fail with 40001 (retry the transaction, as for any serialization failure).
+-- quick.pause_tenant and quick.resume_tenant call it too: a pause is the tenant's, like its items.
 CREATE OR REPLACE FUNCTION quick.check_tenants_here(tenants text[], caller text)
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp AS $$
@@ -48,7 +49,7 @@ BEGIN
             MESSAGE = format('%s: tenant %s is not in database %s: it moved to database "%s"', caller,
                              quote_literal(fenced.tenant), quote_ident(current_database()), fenced.moved_to),
             DETAIL = json_build_object('tenant', fenced.tenant, 'moved_to', fenced.moved_to)::text,
-            HINT = 'Enqueue into the database that holds the tenant now (quick::Router does).';
+            HINT = 'Call it at the database that holds the tenant now (quick::Router does so for enqueues).';
     END IF;
 END
 $$;

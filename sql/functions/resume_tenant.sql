@@ -1,6 +1,7 @@
 -- Resume a paused tenant (quick.pause_tenant). Returns true when it was paused. Its pointer is
 -- usually vested already; a pull request for now wakes the consumers (the pull-request trigger
--- notifies them) rather than leaving the zone to the next poll.
+-- notifies them) rather than leaving the zone to the next poll. Like quick.pause_tenant, it waits
+-- for a move of the tenant, and refuses with QM001 once the tenant moved away.
 CREATE OR REPLACE FUNCTION quick.resume_tenant(tenant text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -8,6 +9,7 @@ SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM quick.check_not_null(resume_tenant.tenant IS NULL, 'tenant', 'quick.resume_tenant');
     PERFORM quick.check_not_empty(resume_tenant.tenant, 'tenant', 'quick.resume_tenant');
+    PERFORM quick.check_tenants_here(ARRAY[resume_tenant.tenant], 'quick.resume_tenant');
     DELETE FROM quick.paused_tenants t WHERE t.tenant = resume_tenant.tenant;
     IF NOT FOUND THEN
         RETURN false;

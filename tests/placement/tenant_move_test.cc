@@ -283,6 +283,65 @@ TEST_F(TenantMoveTest, AnOlderRepeatableReadSnapshotCannotEnqueueIntoTheOldDatab
   EXPECT_EQ(items_of("one", "full") + items_of("one", "empty"), 0);
 }
 
+// A pause or resume of a tenant that is being moved waits for the move (which carries the pause
+// over as it read it when it locked the tenant), and once the move has committed it is refused
+// where the tenant was, naming where it went: never applied at the source only to be deleted by
+// the move, nor lost at the destination.
+TEST_F(TenantMoveTest, APauseOrResumeDuringAMoveWaitsForItAndIsThenRefusedNamingWhereTheTenantWent) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"pz", "SELECT quick.pause_tenant('pz', 'incident')"},
+      {"rz", "SELECT quick.resume_tenant('rz')"},
+  };
+  {
+    pqxx::connection conn(url_of("one"));
+    pqxx::nontransaction session(conn);
+    session.exec("SELECT quick.pause_tenant('rz', 'maintenance')");
+  }
+  for (const auto& [tenant, call] : cases) {
+    SCOPED_TRACE(call);
+    enqueue_at("one", make_item(tenant));
+    std::promise<void> locked;
+    std::promise<void> go_on;
+    auto go_on_future = go_on.get_future().share();
+    auto mover = std::async(std::launch::async, [&, tenant = tenant] {
+      return move_tenant(config_, tenant, "two", {}, {}, [&](MoveStep step) {
+        if (step == MoveStep::kLocked) {
+          locked.set_value();
+          go_on_future.wait();
+        }
+      });
+    });
+    ASSERT_EQ(locked.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
+        << "the move never locked: " << (go_on.set_value(), "see its error below");
+    pqxx::connection admin(url_of("one"));
+    const int pid = admin.backendpid();
+    auto paused = std::async(std::launch::async, [&, call = call] {
+      pqxx::nontransaction session(admin);
+      return session.exec(call).at(0).at(0).as<bool>();
+    });
+    pqxx::connection observer(url_of("one"));
+    bool waited = true;
+    try {
+      wait_until_blocked_on_lock(observer, pid);
+    } catch (const std::exception&) {
+      waited = false;
+    }
+    go_on.set_value();
+    EXPECT_TRUE(waited) << "it did not wait for the move";
+    EXPECT_EQ(mover.get().to_database, "two");
+    try {
+      paused.get();
+      ADD_FAILURE() << "it went through at the database the tenant left";
+    } catch (const pqxx::sql_error& error) {
+      EXPECT_EQ(error.sqlstate(), "QM001") << error.what();
+      EXPECT_THAT(error.what(), ::testing::HasSubstr("it moved to database \"two\""));
+    }
+  }
+  EXPECT_EQ(value_in("one", "SELECT count(*) FROM quick.paused_tenants"), 0);
+  EXPECT_EQ(value_in("two", "SELECT count(*) FROM quick.paused_tenants WHERE tenant = 'pz'"), 0);
+  EXPECT_EQ(value_in("two", "SELECT count(*) FROM quick.paused_tenants WHERE tenant = 'rz'"), 1);
+}
+
 // The move functions run in READ COMMITTED only, as TenantMove does: at a snapshot isolation
 // level, the statements after the tenant's locks would not see an item that an enqueuer the locks
 // waited for committed, and the move would leave it behind, orphaned (no pointer, no fence).

@@ -1,6 +1,7 @@
 -- What a producer may learn about items it enqueued, by id, without their payloads: queued
 -- (vested, waiting for a consumer), delayed, leased (a consumer runs it), dead (in
--- quick.dead_items) or gone (completed, cancelled, or never existed). A tenant login
+-- quick.dead_items: failed, or cancelled by quick.cancel_item, which moves the item there) or
+-- gone (completed, deleted, purged from the dead items, or never existed). A tenant login
 -- (quick.tenant_logins) learns about its own tenant's items only; any other id reads as gone.
 CREATE OR REPLACE FUNCTION quick.item_status(item_ids bigint[])
 RETURNS TABLE (item_id bigint, state text, vesting_time timestamptz, error_count integer)

@@ -35,13 +35,21 @@ struct MigrationReport {
   std::vector<std::string> applied;  // "0004_baseline", ... in order; empty when up to date
 };
 
+struct MigrateOptions {
+  // Replace SQL functions of a newer revision than this build's (a database a newer quick-pg
+  // migrated) with this build's own: going back on purpose. Without it, such a database is
+  // refused with SchemaError after its migrations, with its functions left as they are, so an
+  // older build's `quick migrate` (an old image still deployed) cannot undo an upgrade.
+  bool allow_older_definitions = false;
+};
+
 // Throws SchemaError when the database is newer than this build, or when a migration or the
 // definitions fail (that migration, or every definition, is rolled back; the migrations before
 // it stay applied). Connection errors arrive as libpqxx exceptions unchanged
 // (pqxx::broken_connection, pqxx::in_doubt_error): the migration or definitions running then may
 // have been applied (the connection lost during their COMMIT); applied_schema_version() on a new
 // connection tells, and migrate() again finishes the work.
-MigrationReport migrate(pqxx::connection& conn);
+MigrationReport migrate(pqxx::connection& conn, const MigrateOptions& options = {});
 
 // The highest migration version recorded in the database (0 if none). Reads only.
 int applied_schema_version(pqxx::connection& conn);
@@ -51,7 +59,7 @@ int latest_schema_version();
 
 // Throws SchemaError unless the database is at exactly latest_schema_version() and defines every
 // SQL function as this build does; the message says whether to run `quick migrate` or upgrade
-// quick-pg. Reads only.
+// quick-pg (its functions are of a newer revision than this build's). Reads only.
 void require_current_schema(pqxx::connection& conn);
 
 }  // namespace quick

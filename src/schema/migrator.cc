@@ -137,6 +137,17 @@ bool lost_cluster_wide_race(const std::exception& error) {
   return state == "23505" || state == "42710";  // unique_violation, duplicate_object
 }
 
+// A database whose SQL functions a newer build installed: replacing them with this build's would
+// take back that build's fixes, and it would then refuse to start (its functions stale) until
+// migrated again, back and forth.
+SchemaError newer_definitions(pqxx::connection& conn, int revision) {
+  return SchemaError(
+      "database " + std::string(conn.dbname()) + " runs SQL functions of revision " + std::to_string(revision) +
+      ", newer than this build's (" + std::to_string(schema::definitions_revision()) +
+      "): a newer quick-pg migrated it. Upgrade quick-pg; to go back to this build's functions on "
+      "purpose, `quick migrate --allow-older-definitions` (docs/operations.md#upgrading-and-going-back)");
+}
+
 std::string migration_label(const embedded::Migration& migration) {
   char version[16];
   std::snprintf(version, sizeof version, "%04d", migration.version);
@@ -157,6 +168,8 @@ void require_current_schema(pqxx::connection& conn) {
   if (applied == latest) {
     const auto stale = schema::stale_functions(conn);
     if (stale.empty()) return;
+    const int revision = schema::applied_definitions_revision(conn);
+    if (revision > schema::definitions_revision()) throw newer_definitions(conn, revision);
     throw SchemaError("database " + std::string(conn.dbname()) + " has an older definition of " + stale.front() +
                       (stale.size() > 1 ? " and " + std::to_string(stale.size() - 1) + " more functions" : "") +
                       " than this build: run `quick migrate`");
@@ -174,7 +187,7 @@ void require_current_schema(pqxx::connection& conn) {
                     "): upgrade quick-pg");
 }
 
-MigrationReport migrate(pqxx::connection& conn) {
+MigrationReport migrate(pqxx::connection& conn, const MigrateOptions& options) {
   SessionAdvisoryLock lock(conn);
   ActingAsSchemaOwner owner(conn);
   owner.become_owner();
@@ -211,6 +224,10 @@ MigrationReport migrate(pqxx::connection& conn) {
     report.applied.push_back(label);
   }
   owner.become_owner();
+  const int revision = schema::applied_definitions_revision(conn);
+  if (revision > schema::definitions_revision() && !options.allow_older_definitions) {
+    throw newer_definitions(conn, revision);
+  }
   schema::apply_definitions(conn);
   report.version_after = read_applied_version(conn);
   return report;

@@ -1,5 +1,7 @@
 #include "schema/sql_definitions.h"
 
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <stdexcept>
@@ -28,6 +30,18 @@ std::vector<FunctionSource> functions_in(const std::string& file, const std::str
     found.push_back({(*it)[1].str(), file, sql.substr(open + 2, close - open - 2)});
   }
   return found;
+}
+
+constexpr const char* kRevisionFunction = "definitions_revision";
+
+// The number in quick.definitions_revision()'s body, " SELECT <n> ".
+int revision_in_body(const std::string& body, const std::string& where) {
+  static const std::regex number(R"(^\s*SELECT\s+([0-9]+)\s*;?\s*$)");
+  std::smatch match;
+  if (!std::regex_match(body, match, number)) {
+    throw std::logic_error(where + ": quick.definitions_revision() does not read SELECT <number>: " + body);
+  }
+  return std::stoi(match[1].str());
 }
 
 }  // namespace
@@ -72,6 +86,45 @@ std::vector<std::string> stale_functions(pqxx::connection& conn) {
     if (!current) stale.push_back("quick." + function.name);
   }
   return stale;
+}
+
+int definitions_revision() {
+  for (const auto& function : embedded_functions()) {
+    if (function.name == kRevisionFunction) return revision_in_body(function.body, function.file);
+  }
+  throw std::logic_error("this build has no quick.definitions_revision()");
+}
+
+int applied_definitions_revision(pqxx::connection& conn) {
+  pqxx::nontransaction session(conn);
+  const auto rows = session.exec_params(
+      "SELECT p.prosrc FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+      "WHERE n.nspname = 'quick' AND p.proname = $1",
+      kRevisionFunction);
+  if (rows.empty()) return 0;
+  return revision_in_body(rows[0][0].as<std::string>(), "database " + std::string(conn.dbname()));
+}
+
+std::string definitions_fingerprint() {
+  std::uint64_t hash = 14695981039346656037ULL;
+  const auto add = [&hash](const std::string& text) {
+    for (unsigned char c : text) {
+      hash ^= c;
+      hash *= 1099511628211ULL;
+    }
+    hash ^= 0xFF;  // a separator no text contains, so that moving text between files counts
+    hash *= 1099511628211ULL;
+  };
+  for (std::size_t i = 0; i < embedded::kDefinitionCount; ++i) {
+    const auto& definition = embedded::kDefinitions[i];
+    const std::string path = definition.path;
+    if (path.find(std::string(kRevisionFunction) + ".sql") != std::string::npos) continue;
+    add(path);
+    add(definition.sql);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
 }
 
 }  // namespace quick::schema

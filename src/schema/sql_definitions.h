@@ -31,4 +31,14 @@ void apply_definitions(pqxx::connection& conn);
 // i.e. the database needs `quick migrate`.
 std::vector<std::string> stale_functions(pqxx::connection& conn);
 
+// The revision of the SQL definitions (sql/functions/definitions_revision.sql): this build's, and
+// the one the database runs (0 when it has none: migrated before revisions were counted, or not
+// at all). Reading the database's needs no privilege beyond reading pg_proc.
+int definitions_revision();
+int applied_definitions_revision(pqxx::connection& conn);
+
+// A fingerprint (FNV-1a, 64 bits, in hex) of every embedded definition file but the revision's
+// own, in order: what tests/schema/definitions_revision_test.cc holds the revision to.
+std::string definitions_fingerprint();
+
 }  // namespace quick::schema

@@ -58,6 +58,9 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
     // Well inside the consumer's own stop grace (2 s), so a command ignoring SIGTERM is killed
     // before the consumer gives up waiting for it.
     options.kill_grace = std::chrono::milliseconds(1000);
+    // What the command started in the background dies with it: otherwise it would outlive the
+    // item and the worker, which only kills the groups of commands still running.
+    options.kill_group_after_exit = true;
     options.on_started = [](int pid) {
       std::lock_guard<std::mutex> lock(running_mutex);
       running_groups.insert(pid);

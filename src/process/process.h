@@ -39,6 +39,10 @@ struct ProcessOptions {
   // once it has been reaped; lets a caller kill what is left at exit.
   std::function<void(int pid)> on_started;
   std::function<void(int pid)> on_finished;
+  // Once the child has exited, SIGKILL whatever is left in its process group (what it started in
+  // the background) before returning, so that nothing it started outlives it. Off, such processes
+  // run on (a daemon that did not leave the group, for instance).
+  bool kill_group_after_exit = false;
 };
 
 struct ProcessResult {

@@ -1,5 +1,6 @@
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 #include "process/child.h"
@@ -32,9 +33,12 @@ void enforce_limits(const ProcessOptions& options, Clock::time_point start, Grou
 
 // After the child exited: whether run_process may return. If we asked the group to stop,
 // whatever of it still runs (a grandchild ignoring SIGTERM) is killed: at once if it no longer
-// holds the output pipe, else after the same grace the child had. A grandchild of a child that
-// exited on its own may hold the pipe open: drain briefly, then return.
-bool may_return_after_exit(const ChildPipes& pipes, GroupStopper& stopper, Clock::time_point exited_at) {
+// holds the output pipe, else after the same grace the child had. Otherwise, with
+// `kill_group_after_exit`, what the child left running in its group is killed at once. A
+// grandchild that holds the pipe open (one we do not kill, or one outside the group): drain
+// briefly, then return.
+bool may_return_after_exit(const ProcessOptions& options, const ChildPipes& pipes, GroupStopper& stopper,
+                           Clock::time_point exited_at) {
   const auto now = Clock::now();
   if (stopper.terminating() && !stopper.killed()) {
     if (!pipes.output_open()) {
@@ -42,8 +46,17 @@ bool may_return_after_exit(const ChildPipes& pipes, GroupStopper& stopper, Clock
     } else if (!stopper.kill_if_grace_over(now)) {
       return false;
     }
+  } else if (options.kill_group_after_exit && !stopper.killed()) {
+    stopper.kill_now();
   }
   return !pipes.output_open() || now - exited_at > kDrainAfterExit;
+}
+
+// Whether the child has exited, without reaping it: while it is a zombie its pid, which is also
+// its process group's id, cannot be reused, so signalling the group cannot reach another one.
+bool child_exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
 }  // namespace
@@ -85,17 +98,22 @@ ProcessResult run_process(const ProcessOptions& options) {
   int status = 0;
   while (true) {
     pipes.pump(result.output, kPollInterval, /*sleep_when_closed=*/!exited_at);
-    if (!exited_at && ::waitpid(child.pid, &status, WNOHANG) == child.pid) exited_at = Clock::now();
+    if (!exited_at && child_exited(child.pid)) exited_at = Clock::now();
     if (exited_at) {
-      if (may_return_after_exit(pipes, stopper, *exited_at)) break;
+      if (may_return_after_exit(options, pipes, stopper, *exited_at)) break;
       continue;
     }
     enforce_limits(options, start, stopper, result);
   }
+  pid_t waited = -1;
+  do {
+    waited = ::waitpid(child.pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  const bool reaped = waited == child.pid;
   if (options.on_finished) options.on_finished(child.pid);
-  if (WIFEXITED(status)) {
+  if (reaped && WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
+  } else if (reaped && WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);
   }
   return result;

@@ -388,6 +388,27 @@ TEST_F(WorkerCommandTest, SigtermWithACommandIgnoringSigtermStillExitsPromptlyAn
   EXPECT_FALSE(std::filesystem::exists(dir_ / "survived"));
 }
 
+// A command that exits leaving work running in the background (holding its output or not) is
+// done, and what it started dies with it: its process group is killed once it exits, while the
+// worker runs on, so nothing outlives the item or the worker.
+TEST_F(WorkerCommandTest, WhatACommandLeavesRunningInTheBackgroundIsKilledWhenItExits) {
+  enqueue_one("t1", "leaves_work");
+  auto worker = start_worker(config_yaml(R"(  leaves_work:
+    command: 'echo $$ > "$OUT_DIR/group.pid"; sleep 301 & (sleep 302 >/dev/null 2>&1 &); echo started'
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually([&] { return count("quick.items") == 0 || worker->exited(); }, seconds(30));
+  ASSERT_TRUE(done) << worker->err();
+  const pid_t group = static_cast<pid_t>(std::stol(read_lines(dir_ / "group.pid").at(0)));
+  const bool group_gone = eventually([&] { return ::kill(-group, 0) != 0 && errno == ESRCH; }, seconds(3));
+  if (!group_gone) ::kill(-group, SIGKILL);  // do not leave them behind ourselves
+  EXPECT_TRUE(group_gone) << "the item is done but what its command started (process group " << group
+                          << ") still runs:\n"
+                          << worker->err();
+  stop_worker(*worker);
+  EXPECT_NE(worker->out().find("done=1"), std::string::npos) << worker->out();
+}
+
 TEST_F(WorkerCommandTest, SigintStopsAnIdleWorkerWithExitZero) {
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"));
   ASSERT_NE(worker, nullptr);

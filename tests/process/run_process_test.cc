@@ -11,11 +11,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace quick::process {
 namespace {
@@ -46,6 +49,29 @@ bool wait_until_dead(pid_t pid, milliseconds within) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   return !process_alive(pid);
+}
+
+// The processes of process group `group` still alive (zombies do not count: a container's PID 1
+// may never reap them).
+std::vector<pid_t> group_members(pid_t group) {
+  std::vector<pid_t> members;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(line.substr(close_paren + 1));
+    char state = 0;
+    pid_t parent = 0, process_group = 0;
+    if (fields >> state >> parent >> process_group && process_group == group && state != 'Z') {
+      members.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return members;
 }
 
 std::string binary_data(std::size_t size) {
@@ -205,6 +231,28 @@ TEST(RunProcess, ReturnsPromptlyWhenAGrandchildKeepsThePipeOpenAfterTheChildExit
   const pid_t grandchild = static_cast<pid_t>(std::atoi(result.output.c_str()));
   ASSERT_GT(grandchild, 1) << result.output;
   ::kill(grandchild, SIGKILL);
+}
+
+// A child that exits leaving work running in the background, holding the output pipe or not:
+// with kill_group_after_exit nothing of its process group survives it.
+TEST(RunProcess, KillGroupAfterExitKillsWhatTheChildLeftRunning) {
+  for (const std::string script : {"sleep 301 & echo started", "(sleep 302 >/dev/null 2>&1 &); exit 0"}) {
+    SCOPED_TRACE(script);
+    auto options = shell(script);
+    options.kill_group_after_exit = true;
+    pid_t group = -1;
+    options.on_started = [&group](int pid) { group = pid; };
+    const auto start = Clock::now();
+    const auto result = run_process(options);
+    EXPECT_LT(Clock::now() - start, milliseconds(2000));
+    EXPECT_TRUE(result.succeeded()) << result.describe();
+    ASSERT_GT(group, 1);
+    const bool gone = quick::testing::eventually([&] { return group_members(group).empty(); }, milliseconds(2000));
+    const auto left = group_members(group);
+    if (!gone) ::kill(-group, SIGKILL);  // do not leave them behind ourselves
+    EXPECT_TRUE(gone) << left.size() << " process(es) of the child's group " << group << " outlived it, the first "
+                      << (left.empty() ? 0 : left[0]);
+  }
 }
 
 TEST(RunProcess, ShouldStopStopsTheChild) {

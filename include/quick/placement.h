@@ -160,7 +160,8 @@ class TenantMove {
   void move_rows(pqxx::transaction_base& source, pqxx::transaction_base& destination);
 
   // Two-phase commit: prepares the destination's transaction, then the source's, records the
-  // decision in the directory (`directory` must have no transaction open), then commits both.
+  // decision in the directory (`directory` must have no transaction open, and have databases
+  // registered: else InvalidArgument, before anything is prepared), then commits both.
   // Ends both transactions (do not use them afterwards). Before the decision, any failure rolls
   // back both transactions and rethrows: the move did not happen. That includes a transaction that
   // had failed already (an SQL error the caller caught and went on from, which libpqxx does not
@@ -179,9 +180,10 @@ class TenantMove {
 };
 
 // Moves `tenant` from the database that holds it (the directory says which) to database `to`, in
-// new connections: resolves any interrupted move of any tenant first (resolve_moves), then runs a
-// TenantMove. `move_application_rows`, when given, is called with the two transactions after the
-// queue's rows moved, to move the application's own rows in them. Moving a tenant to where it is
+// new connections: resolves any interrupted move of any tenant first (resolve_moves, whose errors
+// it passes on: nothing is moved against a directory with no databases registered, or while a move
+// it has no record of is prepared), then runs a TenantMove. `move_application_rows`, when given, is called with the two
+// transactions after the queue's rows moved, to move the application's own rows in them. Moving a tenant to where it is
 // does nothing (result.already_there).
 MoveResult move_tenant(
     const PlacementConfig& config, const std::string& tenant, const std::string& to, const MoveOptions& options = {},
@@ -193,7 +195,7 @@ struct ResolvedMove {
   std::string database;  // where the prepared transaction was
   std::string gid;       // quick_move:<move id>:source|destination
   std::string move_id;
-  std::string decision;  // "commit" or "abort"
+  std::string decision;  // "commit" or "abort"; "" for one left prepared (below)
 };
 
 // Ends the moves their movers left unfinished: finds the prepared transactions of moves in every
@@ -203,6 +205,14 @@ struct ResolvedMove {
 // running (it holds the move's liveness lock in the directory; one that died releases it with its
 // session, waited for up to 2 s) is left to it. Safe to run at any time, by several processes at
 // once. Returns the prepared transactions it ended.
-std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config);
+//
+// A mover records its move in the directory before it prepares anything, so a prepared
+// transaction whose move the directory has no record of was begun against another directory
+// (`config` names the wrong one: the databases listed in another order, a wrong --directory),
+// where it may be decided "commit", or its mover still running: it is never ended. Such
+// transactions are appended to `*unknown` (decision "") when it is given; otherwise, once the
+// other moves are ended, Error is thrown naming them. InvalidArgument, before anything is ended,
+// when config.directory has no databases registered (it is not a directory).
+std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config, std::vector<ResolvedMove>* unknown = nullptr);
 
 }  // namespace quick

@@ -178,12 +178,23 @@ std::string describe_move_failure(const std::exception& error, const PlacementCo
 std::string decision_words(const std::string& decision) { return decision == "commit" ? "committed" : "rolled back"; }
 
 // One line per prepared transaction resolve_moves ended.
-void print_resolved(const std::vector<ResolvedMove>& resolved) {
-  if (resolved.empty()) std::cout << "no interrupted moves: no prepared transaction was left" << std::endl;
+void print_resolved(const std::vector<ResolvedMove>& resolved, const std::vector<ResolvedMove>& unknown) {
+  if (resolved.empty() && unknown.empty()) {
+    std::cout << "no interrupted moves: no prepared transaction was left" << std::endl;
+  }
   for (const auto& move : resolved) {
     std::cout << "ended " << move.gid << " in database " << move.database << ": " << move.decision << " ("
               << decision_words(move.decision) << ")" << std::endl;
   }
+}
+
+// A prepared transaction resolve_moves left alone: the directory has no record of its move.
+std::string unknown_move(const PlacementConfig& config, const ResolvedMove& move) {
+  return "move " + move.move_id + ": " + move.gid + " is prepared in database " + move.database +
+         ", but the directory in database " + config.directory +
+         " has no record of the move: the directory may be the wrong database (--directory, else the first database "
+         "of --config; every program must name the same one). Left prepared, neither committed nor rolled back: "
+         "run `quick doctor` with the directory the move was begun in";
 }
 
 std::string describe_result(const MoveResult& result) {
@@ -359,7 +370,12 @@ int run_move(const MoveCommand& command) {
   const auto config = load_placement(command.placement);
   const auto options = move_options(command.flags);
   if (!command.to.empty()) database_named(config, command.to, "--to");
-  if (command.resume) print_resolved(resolve_moves(config));
+  if (command.resume) {
+    std::vector<ResolvedMove> unknown;
+    print_resolved(resolve_moves(config, &unknown), unknown);
+    for (const auto& move : unknown) std::cerr << "quick tenant move: " << unknown_move(config, move) << std::endl;
+    if (!unknown.empty()) return 1;
+  }
   if (command.tenant.empty()) return 0;
 
   const std::string tenant = escape_unprintable(command.tenant);
@@ -501,18 +517,30 @@ int run_doctor(const DoctorCommand& command) {
     return 1;
   }
 
-  const auto resolved = resolve_moves(config);
+  const auto summary = [&problems] {
+    std::cout << (problems == 0 ? "healthy" : std::to_string(problems) + " problem(s)") << std::endl;
+    return problems == 0 ? 0 : 1;
+  };
+  // Recovery against a database that is not the directory would find no move's decision there.
+  auto directory = connect_to_directory(config);
+  pqxx::nontransaction session(*directory);
+  const auto registered = session.exec("SELECT name FROM quick.placement_databases ORDER BY name");
+  if (registered.empty()) {
+    problem(no_databases_registered(config) + " (or it is not the directory: --directory, else the first database of " +
+            command.placement.config_file + "); interrupted moves not checked");
+    return summary();
+  }
+
+  std::vector<ResolvedMove> unknown;
+  const auto resolved = resolve_moves(config, &unknown);
   std::cout << "interrupted moves: " << (resolved.empty() ? "none" : std::to_string(resolved.size()) + " ended")
             << std::endl;
   for (const auto& move : resolved) {
     std::cout << "  ended " << move.gid << " in database " << move.database << ": " << move.decision << " ("
               << decision_words(move.decision) << ")" << std::endl;
   }
+  for (const auto& move : unknown) problem(unknown_move(config, move));
 
-  auto directory = connect_to_directory(config);
-  pqxx::nontransaction session(*directory);
-  const auto registered = session.exec("SELECT name FROM quick.placement_databases ORDER BY name");
-  if (registered.empty()) problem(no_databases_registered(config));
   for (const auto& row : registered) {
     const std::string name = row[0].as<std::string>();
     bool known = false;
@@ -552,8 +580,7 @@ int run_doctor(const DoctorCommand& command) {
             ") but still prepared in database " + databases +
             ": a mover is finishing it now, or run `quick doctor` again");
   }
-  std::cout << (problems == 0 ? "healthy" : std::to_string(problems) + " problem(s)") << std::endl;
-  return problems == 0 ? 0 : 1;
+  return summary();
 }
 
 }  // namespace

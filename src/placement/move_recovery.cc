@@ -29,15 +29,35 @@ struct Prepared {
   std::string gid;
 };
 
+// Why the prepared transactions of moves the directory has no record of were left alone.
+std::string describe_unknown(const PlacementConfig& config, const std::vector<ResolvedMove>& unknown) {
+  std::string text = "resolve_moves: the directory in database \"" + config.directory + "\" has no record of ";
+  std::string last_move;
+  for (const auto& move : unknown) {
+    if (move.move_id != last_move) {
+      text += (last_move.empty() ? "move " : "), move ") + move.move_id + " (prepared: ";
+    } else {
+      text += ", ";
+    }
+    text += move.gid + " in database " + move.database;
+    last_move = move.move_id;
+  }
+  return text +
+         "): it may be the wrong database (every program must name the same directory: quick's --directory, else "
+         "the first database of --config). Those transactions were left prepared, neither committed nor rolled "
+         "back: run recovery against the directory the move was begun in";
+}
+
 }  // namespace
 
-std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config) {
+std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config, std::vector<ResolvedMove>* unknown) {
   validate(config);
   std::map<std::string, std::unique_ptr<pqxx::connection>> connections;
   for (const auto& database : config.databases) {
     connections[database.name] = placement::connect_to(config, database.name);
   }
   pqxx::connection_base& directory = *connections.at(config.directory);
+  placement::require_databases_registered(directory, config.directory);
 
   // The moves to look at: those with a prepared transaction somewhere, and those the directory
   // has as begun but undecided (a mover that died before it prepared anything, or while it did).
@@ -59,25 +79,38 @@ std::vector<ResolvedMove> resolve_moves(const PlacementConfig& config) {
   }
 
   std::vector<ResolvedMove> resolved;
+  std::vector<ResolvedMove> not_in_directory;
   for (const auto& [move_id, prepared] : moves) {
     if (!take_abandoned_move(directory, move_id)) continue;
     try {
       // An undecided move is aborted here, first in the directory, so that its mover, should it
       // still run, finds the decision taken and rolls back too.
-      std::string decision = placement::decide(directory, move_id, "abort", "recovery", 0);
-      if (decision.empty()) decision = "abort";  // never begun: nothing can commit it
-      for (const auto& transaction : prepared) {
-        if (placement::end_prepared(*connections.at(transaction.database), transaction.gid, decision == "commit")) {
-          resolved.push_back({transaction.database, transaction.gid, move_id, decision});
+      const std::string decision = placement::decide(directory, move_id, "abort", "recovery", 0);
+      if (decision.empty()) {
+        // The directory has no record of the move, although a mover records it (begin_move) before
+        // it prepares anything: this is not the directory it was begun in, whose decision may be
+        // "commit" and whose mover may be running (its liveness lock is that database's). Leave it.
+        for (const auto& transaction : prepared) {
+          not_in_directory.push_back({transaction.database, transaction.gid, move_id, ""});
         }
+      } else {
+        for (const auto& transaction : prepared) {
+          if (placement::end_prepared(*connections.at(transaction.database), transaction.gid, decision == "commit")) {
+            resolved.push_back({transaction.database, transaction.gid, move_id, decision});
+          }
+        }
+        pqxx::nontransaction session(directory);
+        session.exec_params("SELECT quick.finish_move($1::uuid)", move_id);
       }
-      pqxx::nontransaction session(directory);
-      session.exec_params("SELECT quick.finish_move($1::uuid)", move_id);
     } catch (...) {
       placement::MoverLiveness::release(directory, move_id);
       throw;
     }
     placement::MoverLiveness::release(directory, move_id);
+  }
+  if (!not_in_directory.empty()) {
+    if (unknown == nullptr) throw Error(describe_unknown(config, not_in_directory));
+    unknown->insert(unknown->end(), not_in_directory.begin(), not_in_directory.end());
   }
   return resolved;
 }

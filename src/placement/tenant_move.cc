@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "placement/move_statements.h"
+#include "placement/named_database.h"
 #include "quick/placement.h"
 #include "store/sql_errors.h"
 
@@ -133,6 +134,8 @@ void TenantMove::commit(pqxx::transaction_base& source, pqxx::transaction_base& 
   const std::string source_gid = "quick_move:" + result_.move_id + ":source";
   const placement::MoverLiveness alive(directory, result_.move_id);
   try {
+    // A decision recorded in a database that is not the directory would be found by no recovery.
+    placement::require_databases_registered(directory, "");
     placement::record_move_start(directory, result_);
     if (!placement::prepare(destination, destination_gid)) throw Error(not_prepared(result_.move_id, "destination"));
     step(MoveStep::kDestinationPrepared);

@@ -412,8 +412,14 @@ std::string LocalCluster::start() {
                              "; the next start creates a new one");
   }
   if (!exists()) create(bin);
-  if (is_running()) return connection_string();
+  if (!is_running()) launch(bin);
+  // On every start, the server running or not: a start that died between the two left a running
+  // cluster without its database.
+  ensure_application_database();
+  return connection_string();
+}
 
+void LocalCluster::launch(const fs::path& bin) {
   const auto port_taken = [&] {
     return std::runtime_error("port " + std::to_string(port_) + " of the local cluster in " + state_dir_.string() +
                               " is in use by another process on 127.0.0.1; the cluster keeps the port it was "
@@ -433,8 +439,10 @@ std::string LocalCluster::start() {
     if (!is_running() && !port_is_free(port_)) throw port_taken();  // taken since the check
     throw std::runtime_error(std::string(error.what()) + " (the server's log: " + log_file_.string() + ")");
   }
+}
 
-  // The application database. Retry briefly: the server may still be finishing recovery.
+void LocalCluster::ensure_application_database() {
+  // Retry briefly: a server just started may still be finishing recovery.
   for (int attempt = 0;; ++attempt) {
     try {
       pqxx::connection admin(connection_string("postgres"));
@@ -442,13 +450,12 @@ std::string LocalCluster::start() {
       if (session.exec("SELECT 1 FROM pg_database WHERE datname = 'quick'").empty()) {
         session.exec("CREATE DATABASE quick");
       }
-      break;
+      return;
     } catch (const pqxx::broken_connection&) {
       if (attempt >= 50) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  return connection_string();
 }
 
 bool LocalCluster::stop() {

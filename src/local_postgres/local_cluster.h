@@ -46,8 +46,8 @@ class LocalCluster {
   explicit LocalCluster(std::filesystem::path state_dir);
 
   // Creates the cluster on first use, starts it unless it runs, makes sure the database `quick`
-  // exists, and returns its connection string. Idempotent. Throws when the cluster's port is
-  // taken by another process, and for a cluster an older quick made with trust authentication.
+  // exists (whether or not the server was running), and returns its connection string. Idempotent. Throws when the
+  // cluster's port is taken by another process, and for a cluster an older quick made with trust authentication.
   std::string start();
 
   // Stops the server if it runs (fast shutdown: connected clients are disconnected; immediate if
@@ -70,6 +70,8 @@ class LocalCluster {
  private:
   void load();  // reads the state directory's files
   void create(const std::filesystem::path& bin);
+  void launch(const std::filesystem::path& bin);  // pg_ctl start; throws when the port is taken
+  void ensure_application_database();             // creates the database `quick` unless it exists
   void set_cluster_root(const std::filesystem::path& root);
 
   std::filesystem::path state_dir_;

@@ -3,7 +3,8 @@
 // can log in (scram-sha-256 with a generated password in a 0600 file that the printed connection
 // string names; no trust), a state directory that is a symbolic link, another user's or writable
 // by others is refused, and the port stays the one chosen at creation across restarts (a stop with
-// clients connected included); a port taken by something else is an error naming the port.
+// clients connected included); a port taken by something else is an error naming the port; and
+// every start, the server running or not, makes sure the database `quick` exists.
 //
 // Each test starts real clusters through the `quick` binary, in state directories of its own
 // under a temporary directory, and stops them afterwards. None uses QUICK_TEST_DATABASE_URL.
@@ -308,6 +309,27 @@ TEST_F(LocalClusterTest, ThePortStaysTheSameAcrossRestartsAndAStopWithClientsCon
     pqxx::connection again(url);
     EXPECT_EQ(std::string(again.port()), port);
   }
+}
+
+// A start that died after the server started but before it created the database `quick` left a
+// running cluster without it: every later start found the server running and handed out a URL to
+// a missing database. Each start makes sure the database exists, running server or not.
+TEST_F(LocalClusterTest, EveryStartMakesSureTheDatabaseQuickExists) {
+  ASSERT_FALSE(quick_binary().empty());
+  const fs::path state_dir = reachable_state_dir("state");
+  const std::string url = start(state_dir);
+  ASSERT_EQ(conninfo_value(url, "dbname"), "quick") << url;
+  {
+    pqxx::connection admin(std::regex_replace(url, std::regex("dbname=quick"), "dbname=postgres"));
+    pqxx::nontransaction session(admin);
+    session.exec("DROP DATABASE quick");
+  }
+  ASSERT_THAT(refusal(url), HasSubstr("does not exist"));
+
+  EXPECT_EQ(start(state_dir), url) << "the server was running: started again, with its database";
+  EXPECT_EQ(refusal(url), "");
+  EXPECT_EQ(start(state_dir), url) << "and again, with nothing to do";
+  EXPECT_EQ(refusal(url), "");
 }
 
 TEST_F(LocalClusterTest, APortTakenBySomethingElseIsAnErrorNamingItNotAMove) {

@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   // kill the tool: its writes fail instead. Commands it spawns get the default back
   // (process/child.cc), so `yes | head` inside a job command behaves as usual.
   std::signal(SIGPIPE, SIG_IGN);
+  // Ignored SIGCHLD is inherited across exec (a parent that ignores it, `nohup`-style wrappers):
+  // the kernel would then reap the job commands of `quick worker` itself, and their exit statuses
+  // would be lost. The tool waits for its children, so it needs the default.
+  std::signal(SIGCHLD, SIG_DFL);
   spdlog::set_formatter(std::make_unique<quick::cli::RedactingLogFormatter>("%H:%M:%S.%e %^%l%$ [%n] %v"));
   spdlog::cfg::load_env_levels();  // SPDLOG_LEVEL=debug, or per logger: SPDLOG_LEVEL=quick.scanner=debug
   CLI::App app{"quick: a fair multi-tenant queue on PostgreSQL (QuiCK)", "quick"};

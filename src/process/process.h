@@ -45,6 +45,8 @@ struct ProcessOptions {
   bool kill_group_after_exit = false;
 };
 
+// Neither exit_code nor term_signal is set when the child's status was lost: with SIGCHLD
+// ignored the kernel reaps children itself (the `quick` tool restores its default at start-up).
 struct ProcessResult {
   bool started = false;            // false: could not spawn (see output for the reason)
   std::optional<int> exit_code;    // set when the child exited normally

@@ -54,9 +54,12 @@ bool may_return_after_exit(const ProcessOptions& options, const ChildPipes& pipe
 
 // Whether the child has exited, without reaping it: while it is a zombie its pid, which is also
 // its process group's id, cannot be reused, so signalling the group cannot reach another one.
+// With SIGCHLD ignored (inherited so, say) the kernel reaps it itself and waitid fails with ECHILD:
+// it has exited, with a status nobody can know.
 bool child_exited(pid_t pid) {
   siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return errno == ECHILD;
+  return info.si_pid == pid;
 }
 
 }  // namespace

@@ -409,6 +409,30 @@ TEST_F(WorkerCommandTest, WhatACommandLeavesRunningInTheBackgroundIsKilledWhenIt
   EXPECT_NE(worker->out().find("done=1"), std::string::npos) << worker->out();
 }
 
+// A worker started with SIGCHLD ignored (ignored signals survive exec: a parent that ignores it
+// passes that on) still learns how its commands ended: the kernel would otherwise reap them
+// itself, and every handler waited forever for a status.
+TEST_F(WorkerCommandTest, AWorkerStartedWithSigchldIgnoredStillCompletesItems) {
+  enqueue_one("t1", "ok");
+  enqueue_one("t2", "fails");
+  struct sigaction ignore {};
+  struct sigaction previous {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &previous), 0);
+  auto worker = start_worker(config_yaml(R"(  ok:
+    command: 'true'
+  fails:
+    command: 'exit 65'
+)"));
+  ::sigaction(SIGCHLD, &previous, nullptr);  // before the worker can end, so that we can reap it
+  ASSERT_NE(worker, nullptr);
+  const bool done = eventually(
+      [&] { return (count("quick.items") == 0 && count("quick.dead_items") == 1) || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(done) << count("quick.items") << " items still queued after 30 s\n" << worker->err();
+  EXPECT_NE(query_value<std::string>("SELECT reason FROM quick.dead_items").find("exit code 65"), std::string::npos);
+}
+
 TEST_F(WorkerCommandTest, SigintStopsAnIdleWorkerWithExitZero) {
   auto worker = start_worker(config_yaml("  ok:\n    command: 'true'\n"));
   ASSERT_NE(worker, nullptr);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -363,6 +364,23 @@ TEST(RunProcessDeathTest, ChildIgnoringLargeStdinDoesNotKillTheCallerWithSigpipe
         options.stdin_data = std::string(1 << 20, 'x');
         const auto result = run_process(options);
         std::_Exit(result.succeeded() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// With SIGCHLD ignored the kernel reaps the child itself and its status is lost: run_process
+// still returns once the child has exited, with an unknown status (not a success), instead of
+// waiting forever for a status that never comes.
+TEST(RunProcessDeathTest, ReturnsWithAnUnknownStatusWhenSigchldIsIgnored) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_EXIT(
+      {
+        ::alarm(10);  // a hang ends the test with SIGALRM instead of stalling it
+        std::signal(SIGCHLD, SIG_IGN);
+        const auto result = run_process(shell("echo hi"));
+        const bool as_expected = result.started && !result.exit_code && !result.term_signal && !result.succeeded() &&
+                                 result.describe() == "unknown status" && result.output == "hi\n";
+        std::_Exit(as_expected ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
 }

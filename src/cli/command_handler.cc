@@ -81,8 +81,12 @@ Handler make_command_handler(const std::string& job_type, const JobTypeConfig& s
                 util::escape_unprintable(item.tenant), util::escape_unprintable(tail));
     }
     if (!result.started) return JobResult::retry("command could not start: " + result.output);
-    if (result.succeeded()) return JobResult::done();
     const std::string what = settings.command.front() + " " + result.describe() + (tail.empty() ? "" : ": " + tail);
+    // Stopped by us (execution bound, lease lost, the worker stopping): the work was cut short,
+    // whatever status the command chose to exit with on SIGTERM, 0 and the permanent code included.
+    // The Worker reports it as "execution bound exceeded", a lost lease, or an interruption by stop.
+    if (result.stopped || result.timed_out) return JobResult::retry("interrupted: " + what);
+    if (result.succeeded()) return JobResult::done();
     if (result.exit_code && *result.exit_code == settings.permanent_failure_exit_code) {
       return JobResult::permanent_failure(what);
     }

@@ -7,7 +7,8 @@
 // Anything else (75, EX_TEMPFAIL, among them), or a signal: transient failure (retried per
 // policy). The command is stopped (SIGTERM to its process
 // group, then SIGKILL) when the item's execution bound passes, its lease is lost, or the worker
-// stops; once it has exited, whatever it left running in its process group is killed (SIGKILL).
+// stops; a command so stopped has failed (not done, never a permanent failure), whatever its exit
+// status. Once it has exited, whatever it left running in its process group is killed (SIGKILL).
 // Its output goes to the log (logger quick.command).
 #pragma once
 

@@ -364,6 +364,62 @@ TEST_F(WorkerCommandTest, SigtermStopsTheWorkerPromptlyWithExitZeroAndPrintsStat
   EXPECT_TRUE(row[0][2].as<bool>()) << "the interrupted item vests at once";
 }
 
+// A command the worker stopped at its execution bound has failed, even if it exits 0 on SIGTERM:
+// its work was cut short. The item is retried ("execution bound exceeded", counted), not done.
+TEST_F(WorkerCommandTest, ACommandStoppedAtItsExecutionBoundIsRetriedEvenIfItExitsZero) {
+  const auto id = enqueue_one("t1", "bounded");
+  auto worker = start_worker(config_yaml(R"(  bounded:
+    command: 'trap "echo got-term; exit 0" TERM; sleep 30 & wait'
+    execution_bound: 1s
+    retry: { max_attempts: 0 }
+)"));
+  ASSERT_NE(worker, nullptr);
+  const std::string item = "quick.items WHERE id = " + std::to_string(id);
+  const bool ended = eventually(
+      [&] {
+        return count("quick.items", "error_count >= 1 AND id = " + std::to_string(id)) == 1 ||
+               count("quick.items") == 0 || count("quick.dead_items") == 1 || worker->exited();
+      },
+      seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(ended) << worker->err();
+  ASSERT_EQ(count("quick.items"), 1) << "the interrupted command's item must not be done:\n" << worker->err();
+  EXPECT_EQ(count("quick.dead_items"), 0);
+  const std::string last_error = query_value<std::string>("SELECT last_error FROM " + item);
+  EXPECT_NE(last_error.find("execution bound exceeded"), std::string::npos) << last_error;
+  EXPECT_EQ(worker->out().find("execution_bound=0"), std::string::npos) << worker->out();
+}
+
+// A command the worker stops at its own stop is interrupted, not finished: whether it then exits
+// 0 or with the permanent failure code, its item is released for another run, neither done nor
+// dead-lettered, and no error is counted.
+TEST_F(WorkerCommandTest, ACommandStoppedWithTheWorkerIsInterruptedWhateverItsExitStatus) {
+  const auto exits_zero = enqueue_one("t1", "term_zero");
+  const auto exits_permanent = enqueue_one("t2", "term_permanent");
+  auto worker = start_worker(config_yaml(R"(  term_zero:
+    command: 'trap "exit 0" TERM; touch "$OUT_DIR/zero-started"; sleep 30 & wait'
+  term_permanent:
+    command: 'trap "exit 65" TERM; touch "$OUT_DIR/permanent-started"; sleep 30 & wait'
+)"));
+  ASSERT_NE(worker, nullptr);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return (std::filesystem::exists(dir_ / "zero-started") &&
+                std::filesystem::exists(dir_ / "permanent-started")) ||
+               worker->exited();
+      },
+      seconds(30)))
+      << worker->err();
+  stop_worker(*worker, SIGTERM, seconds(8));
+  EXPECT_EQ(count("quick.dead_items"), 0) << "a command interrupted by the stop was dead-lettered";
+  for (const auto id : {exits_zero, exits_permanent}) {
+    const auto row = query("SELECT error_count, lease_id IS NULL FROM quick.items WHERE id = " + std::to_string(id));
+    ASSERT_EQ(row.size(), 1u) << "item " << id << " must stay queued:\n" << worker->err();
+    EXPECT_EQ(row[0][0].as<int>(), 0) << "an interruption by stop is not an error";
+    EXPECT_TRUE(row[0][1].as<bool>()) << "the interrupted item is released";
+  }
+}
+
 // A command that ignores SIGTERM (and whose children do too) does not keep `quick worker` from
 // exiting promptly, and is not left running after the worker has exited: its process group is
 // killed (SIGKILL after the kill grace) rather than orphaned.

@@ -59,25 +59,6 @@ std::vector<std::string> as_server_user(std::vector<std::string> argv) {
   return argv;
 }
 
-// The newest PostgreSQL server binaries: Debian keeps them in /usr/lib/postgresql/<major>/bin.
-fs::path server_bin_dir() {
-  std::vector<std::pair<int, fs::path>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
-    const fs::path bin = entry.path() / "bin";
-    if (fs::exists(bin / "initdb") && fs::exists(bin / "pg_ctl")) {
-      found.emplace_back(std::atoi(entry.path().filename().c_str()), bin);
-    }
-  }
-  if (found.empty()) {
-    throw std::runtime_error(
-        "no PostgreSQL server found under /usr/lib/postgresql: install it (apt-get install "
-        "postgresql), or set QUICK_DATABASE_URL to use an existing server");
-  }
-  std::sort(found.begin(), found.end());
-  return found.back().second;
-}
-
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("socket() failed while looking for a free port");
@@ -300,6 +281,44 @@ class StateLock {
 
 }  // namespace
 
+std::vector<ServerInstallation> installed_servers(const fs::path& root) {
+  // Oldest first, by number: 9.6 before 10.
+  const auto version = [](const std::string& major) {
+    const auto dot = major.find('.');
+    return std::make_pair(std::atoi(major.c_str()), dot == std::string::npos ? 0 : std::atoi(major.c_str() + dot + 1));
+  };
+  std::vector<ServerInstallation> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const fs::path bin = entry.path() / "bin";
+    if (fs::exists(bin / "initdb") && fs::exists(bin / "pg_ctl"))
+      found.push_back({entry.path().filename().string(), bin});
+  }
+  std::sort(found.begin(), found.end(), [&](const ServerInstallation& a, const ServerInstallation& b) {
+    return std::make_pair(version(a.major), a.major) < std::make_pair(version(b.major), b.major);
+  });
+  return found;
+}
+
+fs::path server_bin_dir(const std::vector<ServerInstallation>& installed, const std::string& data_version,
+                        const fs::path& data_dir) {
+  if (installed.empty()) {
+    throw std::runtime_error(
+        "no PostgreSQL server found under /usr/lib/postgresql: install it (apt-get install "
+        "postgresql), or set QUICK_DATABASE_URL to use an existing server");
+  }
+  if (data_version.empty()) return installed.back().bin;
+  std::string majors;
+  for (const auto& installation : installed) {
+    if (installation.major == data_version) return installation.bin;
+    majors += (majors.empty() ? "" : ", ") + installation.major;
+  }
+  throw std::runtime_error("the local cluster's data directory " + data_dir.string() + " was made by PostgreSQL " +
+                           data_version + " (its PG_VERSION), whose server is not installed (installed: " + majors +
+                           "), and a server of another major version refuses its data: install postgresql-" +
+                           data_version + " beside the others, or upgrade the data directory with pg_upgrade");
+}
+
 fs::path default_state_dir() {
   if (const char* dir = std::getenv("QUICK_STATE_DIR"); dir != nullptr && *dir != '\0') return dir;
   return fs::current_path() / ".quick";
@@ -344,10 +363,17 @@ void LocalCluster::load() {
 
 bool LocalCluster::exists() const { return !data_dir_.empty() && fs::exists(data_dir_ / "PG_VERSION"); }
 
+std::string LocalCluster::data_version() const {
+  if (!exists()) return "";
+  return read_state_file(data_dir_ / "PG_VERSION").value_or("");
+}
+
+fs::path LocalCluster::bin_dir() const { return server_bin_dir(installed_servers(), data_version(), data_dir_); }
+
 bool LocalCluster::is_running() const {
   if (!exists()) return false;
   process::ProcessOptions status;
-  status.argv = as_server_user({(server_bin_dir() / "pg_ctl").string(), "status", "-D", data_dir_.string()});
+  status.argv = as_server_user({(bin_dir() / "pg_ctl").string(), "status", "-D", data_dir_.string()});
   return process::run_process(status).succeeded();
 }
 
@@ -399,7 +425,8 @@ void LocalCluster::create(const fs::path& bin) {
 }
 
 std::string LocalCluster::start() {
-  const fs::path bin = server_bin_dir();
+  const auto installed = installed_servers();
+  const fs::path newest = server_bin_dir(installed, "", data_dir_);  // throws when none is installed
   ensure_state_dir(state_dir_);
   StateLock lock(state_dir_);
   load();  // again, under the lock
@@ -411,8 +438,8 @@ std::string LocalCluster::start() {
                              (cluster_root_.parent_path() == state_dir_ ? "" : " and " + cluster_root_.string()) +
                              "; the next start creates a new one");
   }
-  if (!exists()) create(bin);
-  if (!is_running()) launch(bin);
+  if (!exists()) create(newest);
+  if (!is_running()) launch(server_bin_dir(installed, data_version(), data_dir_));
   // On every start, the server running or not: a start that died between the two left a running
   // cluster without its database.
   ensure_application_database();
@@ -463,7 +490,7 @@ bool LocalCluster::stop() {
   StateLock lock(state_dir_);
   load();
   if (!is_running()) return false;
-  const std::string pg_ctl = (server_bin_dir() / "pg_ctl").string();
+  const std::string pg_ctl = (bin_dir() / "pg_ctl").string();
   // Fast: connected clients are disconnected instead of waited for.
   process::ProcessOptions fast;
   fast.argv = as_server_user({pg_ctl, "stop", "-D", data_dir_.string(), "-m", "fast", "-w", "-t", "30"});

@@ -32,11 +32,29 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace quick::local_postgres {
 
 // $QUICK_STATE_DIR, or ./.quick in the current directory.
 std::filesystem::path default_state_dir();
+
+// A PostgreSQL server installed as Debian keeps them, side by side: <root>/<major>/bin.
+struct ServerInstallation {
+  std::string major;  // the directory's name, as a data directory's PG_VERSION spells it: "16", "9.6"
+  std::filesystem::path bin;
+};
+
+// The installations under `root` with an initdb and a pg_ctl, oldest first.
+std::vector<ServerInstallation> installed_servers(const std::filesystem::path& root = "/usr/lib/postgresql");
+
+// The server binaries to run a cluster with. For an existing data directory, those of the major
+// version its PG_VERSION names (`data_version`): a server refuses another major's data. For a
+// cluster still to be created (`data_version` ""), the newest. Throws std::runtime_error when
+// nothing is installed, or when the data directory's version is not, naming it and the installed
+// ones (`data_dir`, the data directory, is for that message).
+std::filesystem::path server_bin_dir(const std::vector<ServerInstallation>& installed, const std::string& data_version,
+                                     const std::filesystem::path& data_dir);
 
 class LocalCluster {
  public:
@@ -69,6 +87,9 @@ class LocalCluster {
 
  private:
   void load();  // reads the state directory's files
+  // The data directory's PG_VERSION ("" while there is none), and the server binaries for it.
+  std::string data_version() const;
+  std::filesystem::path bin_dir() const;
   void create(const std::filesystem::path& bin);
   void launch(const std::filesystem::path& bin);  // pg_ctl start; throws when the port is taken
   void ensure_application_database();             // creates the database `quick` unless it exists

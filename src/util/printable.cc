@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "util/text.h"
+
 namespace quick::util {
 namespace {
 
@@ -9,35 +11,6 @@ void append_escaped_byte(std::string& out, unsigned char byte) {
   char hex[5];
   std::snprintf(hex, sizeof hex, "\\x%02X", byte);
   out += hex;
-}
-
-// The length of the well-formed UTF-8 sequence starting at `i` and its code point, or 0 when
-// the byte there does not start one.
-std::size_t utf8_sequence(const std::string& text, std::size_t i, unsigned int& code_point) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    code_point = lead & 0x1F;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    code_point = lead & 0x0F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    code_point = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto next = static_cast<unsigned char>(text[i + k]);
-    if ((next & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (next & 0x3F);
-  }
-  const bool overlong = (length == 3 && code_point < 0x800) || (length == 4 && code_point < 0x10000);
-  const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
-  if (overlong || surrogate || code_point > 0x10FFFF) return 0;
-  return length;
 }
 
 // Invisible characters that act on the terminal or on how the line reads.

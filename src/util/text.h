@@ -10,6 +10,10 @@ namespace quick::util {
 // requires of text in a UTF8 database.
 bool is_valid_utf8(const std::string& text);
 
+// The length of the well-formed multi-byte UTF-8 sequence starting at `i` (2 to 4), with its code
+// point; 0 when the byte there does not start one (an ASCII byte included).
+std::size_t utf8_sequence(const std::string& text, std::size_t i, unsigned int& code_point);
+
 // `text` made fit to store in a text column: every byte that does not start a well-formed UTF-8
 // character, and every NUL (which Postgres text cannot hold), replaced by U+FFFD; and, if it is
 // longer than `max_bytes`, cut at a character boundary and ended with " [...]" (at most

@@ -155,7 +155,21 @@ ChildPipes::ChildPipes(Child& child, std::string stdin_data, std::size_t max_out
   set_nonblocking(child_.output_read.get());
 }
 
-void ChildPipes::pump(std::string& output, std::chrono::milliseconds wait, bool sleep_when_closed) {
+void ChildPipes::keep(const char* data, std::size_t size) {
+  output_.append(data, size);
+  // Trimmed to the last max_output_bytes_ only once it holds twice as many, so that each byte is
+  // moved a bounded number of times however long the output.
+  if (output_.size() > max_output_bytes_ && output_.size() - max_output_bytes_ >= max_output_bytes_) {
+    output_.erase(0, output_.size() - max_output_bytes_);
+  }
+}
+
+std::string ChildPipes::take_output() {
+  if (output_.size() > max_output_bytes_) output_.erase(0, output_.size() - max_output_bytes_);
+  return std::move(output_);
+}
+
+void ChildPipes::pump(std::chrono::milliseconds wait, bool sleep_when_closed) {
   pollfd fds[2];
   int count = 0;
   if (child_.output_read.open()) fds[count++] = {child_.output_read.get(), POLLIN, 0};
@@ -170,8 +184,7 @@ void ChildPipes::pump(std::string& output, std::chrono::milliseconds wait, bool 
     if (fds[i].fd == child_.output_read.get() && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
       const ssize_t n = ::read(child_.output_read.get(), buffer, sizeof buffer);
       if (n > 0) {
-        const std::size_t room = max_output_bytes_ - std::min(max_output_bytes_, output.size());
-        output.append(buffer, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+        keep(buffer, static_cast<std::size_t>(n));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         child_.output_read.reset();
       }

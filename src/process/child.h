@@ -57,17 +57,21 @@ SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector
 class ChildPipes {
  public:
   ChildPipes(Child& child, std::string stdin_data, std::size_t max_output_bytes);
-  // Waits up to `wait` for either pipe, moves what it can, appends output to `output` (keeping its
-  // first max_output_bytes); sleeps briefly instead when both pipes are closed and
-  // `sleep_when_closed`.
-  void pump(std::string& output, std::chrono::milliseconds wait, bool sleep_when_closed);
+  // Waits up to `wait` for either pipe and moves what it can; sleeps briefly instead when both
+  // pipes are closed and `sleep_when_closed`.
+  void pump(std::chrono::milliseconds wait, bool sleep_when_closed);
   bool output_open() const { return child_.output_read.open(); }
+  // The output read so far: its last max_output_bytes (an error is reported at the end).
+  std::string take_output();
 
  private:
+  void keep(const char* data, std::size_t size);
+
   Child& child_;
   std::string stdin_data_;
   std::size_t written_ = 0;
   std::size_t max_output_bytes_;
+  std::string output_;  // the last bytes read, up to twice max_output_bytes_ between trims
 };
 
 // Stops a process group: SIGTERM first, SIGKILL once `grace` has passed.

@@ -22,7 +22,7 @@ namespace quick::process {
 struct ProcessOptions {
   std::vector<std::string> argv;                     // argv[0] is looked up in PATH
   std::optional<std::string> stdin_data;             // written to the child's stdin, then closed; else /dev/null
-  std::size_t max_output_bytes = 64 * 1024;          // stdout+stderr kept (the first bytes); rest dropped
+  std::size_t max_output_bytes = 64 * 1024;          // stdout+stderr kept (the last bytes); earlier dropped
   std::optional<std::chrono::milliseconds> timeout;  // stop the child after this long
   std::chrono::milliseconds kill_grace{2000};        // SIGTERM -> SIGKILL delay
   // Polled every few milliseconds while the child runs; returning true stops the child.
@@ -53,7 +53,7 @@ struct ProcessResult {
   std::optional<int> term_signal;  // set when a signal ended it
   bool timed_out = false;          // stopped because of `timeout`
   bool stopped = false;            // stopped because should_stop returned true
-  std::string output;              // merged stdout and stderr (truncated to max_output_bytes)
+  std::string output;              // merged stdout and stderr (their last max_output_bytes)
   bool succeeded() const { return exit_code && *exit_code == 0; }
   std::string describe() const;  // "exit code 3", "killed by signal 9 (timeout)", ...
 };

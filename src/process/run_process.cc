@@ -100,7 +100,7 @@ ProcessResult run_process(const ProcessOptions& options) {
   std::optional<Clock::time_point> exited_at;
   int status = 0;
   while (true) {
-    pipes.pump(result.output, kPollInterval, /*sleep_when_closed=*/!exited_at);
+    pipes.pump(kPollInterval, /*sleep_when_closed=*/!exited_at);
     if (!exited_at && child_exited(child.pid)) exited_at = Clock::now();
     if (exited_at) {
       if (may_return_after_exit(options, pipes, stopper, *exited_at)) break;
@@ -114,6 +114,7 @@ ProcessResult run_process(const ProcessOptions& options) {
   } while (waited < 0 && errno == EINTR);
   const bool reaped = waited == child.pid;
   if (options.on_finished) options.on_finished(child.pid);
+  result.output = pipes.take_output();
   if (reaped && WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (reaped && WIFSIGNALED(status)) {

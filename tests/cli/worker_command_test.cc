@@ -228,6 +228,22 @@ TEST_F(WorkerCommandTest, PermanentFailureExitCodeMovesTheItemToDeadItemsWithThe
   EXPECT_NE(dead[1][1].as<std::string>().find("exit code 9"), std::string::npos) << dead[1][1].as<std::string>();
 }
 
+// The error text is the tail of the command's output, where its error usually is, however much
+// it printed before.
+TEST_F(WorkerCommandTest, TheReasonIsTheTailOfALongOutput) {
+  enqueue_one("t1", "verbose");
+  auto worker = start_worker(config_yaml(R"(  verbose:
+    command: 'head -c 100000 /dev/zero | tr "\0" x; echo; echo FATAL-END-MARKER; exit 65'
+)"));
+  ASSERT_NE(worker, nullptr);
+  const bool buried = eventually([&] { return count("quick.dead_items") == 1 || worker->exited(); }, seconds(30));
+  stop_worker(*worker);
+  ASSERT_TRUE(buried) << worker->err();
+  const std::string reason = query_value<std::string>("SELECT reason FROM quick.dead_items");
+  EXPECT_NE(reason.find("FATAL-END-MARKER"), std::string::npos) << reason;
+  EXPECT_LT(reason.size(), 1000u) << reason;
+}
+
 TEST_F(WorkerCommandTest, OtherExitCodesAreTransientFailuresRequeuedWithBackoff) {
   const auto id = enqueue_one("t1", "fails_transiently");
   auto worker = start_worker(config_yaml(R"(  fails_transiently:

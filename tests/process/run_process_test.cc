@@ -125,12 +125,13 @@ TEST(RunProcess, StdoutAndStderrAreMerged) {
   EXPECT_NE(result.output.find("err\n"), std::string::npos);
 }
 
-TEST(RunProcess, OutputIsTruncatedAtMaxOutputBytes) {
-  auto options = shell("head -c 1000000 /dev/zero | tr '\\0' 'a'");
+// The last bytes are kept, not the first: a command's error usually ends its output.
+TEST(RunProcess, OutputIsTruncatedToItsLastMaxOutputBytes) {
+  auto options = shell("head -c 1000000 /dev/zero | tr '\\0' 'a'; printf END");
   options.max_output_bytes = 1000;
   const auto result = run_process(options);
   ASSERT_TRUE(result.succeeded()) << result.describe();  // the child was not blocked by a full pipe
-  EXPECT_EQ(result.output, std::string(1000, 'a'));
+  EXPECT_EQ(result.output, std::string(997, 'a') + "END") << result.output.substr(0, 20);
 }
 
 TEST(RunProcess, ZeroMaxOutputKeepsNothing) {

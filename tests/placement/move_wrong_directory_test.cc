@@ -126,18 +126,8 @@ TEST_F(MoveWrongDirectoryTest, TheMovesRecoveryCannotEndAreReportedWhenAskedFor)
 TEST_F(MoveWrongDirectoryTest, RecoveryAgainstAnotherDatabaseDoesNotInterruptALiveMover) {
   enqueue_items("acme", 3);
   register_placement_databases(wrong_directory(), {"two"});
-  std::promise<void> prepared;
-  std::promise<void> go_on;
-  auto go_on_future = go_on.get_future().share();
-  auto mover = std::async(std::launch::async, [&] {
-    return move_tenant(config_, "acme", "two", {}, {}, [&](MoveStep step) {
-      if (step == MoveStep::kSourcePrepared) {
-        prepared.set_value();
-        go_on_future.wait();
-      }
-    });
-  });
-  const bool reached = prepared.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  PausedMover mover(config_, "acme", "two", MoveStep::kSourcePrepared);
+  const bool reached = mover.reached();
   std::string reported;
   if (reached) {
     try {
@@ -146,10 +136,10 @@ TEST_F(MoveWrongDirectoryTest, RecoveryAgainstAnotherDatabaseDoesNotInterruptALi
       reported = error.what();
     }
   }
-  go_on.set_value();
+  const auto result = mover.finish();
   ASSERT_TRUE(reached);
   EXPECT_THAT(reported, HasSubstr("may be the wrong database"));
-  EXPECT_EQ(mover.get().items, 3);
+  EXPECT_EQ(result.items, 3);
   EXPECT_EQ(items_of("one", "acme"), 0);
   EXPECT_EQ(items_of("two", "acme"), 3);
   EXPECT_EQ(Router(config_).database_for("acme"), "two");

@@ -383,23 +383,13 @@ TEST_F(TenantMoveTest, EveryMoveFunctionRefusesToRunOutsideReadCommitted) {
 // move that another process (a second operator, a rebalance) is committing.
 TEST_F(TenantMoveTest, RecoveryDoesNotInterruptAMoverThatIsStillRunning) {
   enqueue_at("one", make_item("acme"));
-  std::promise<void> prepared;
-  std::promise<void> go_on;
-  auto go_on_future = go_on.get_future().share();
-  auto mover = std::async(std::launch::async, [&] {
-    return move_tenant(config_, "acme", "two", {}, {}, [&](MoveStep step) {
-      if (step == MoveStep::kSourcePrepared) {
-        prepared.set_value();
-        go_on_future.wait();
-      }
-    });
-  });
-  const bool reached = prepared.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  PausedMover mover(config_, "acme", "two", MoveStep::kSourcePrepared);
+  const bool reached = mover.reached();
   const auto resolved = reached ? resolve_moves(config_) : std::vector<ResolvedMove>{};
-  go_on.set_value();
+  const auto result = mover.finish();
   ASSERT_TRUE(reached);
   EXPECT_TRUE(resolved.empty()) << resolved.size() << " prepared transactions of a live mover were ended";
-  EXPECT_EQ(mover.get().items, 1);
+  EXPECT_EQ(result.items, 1);
   EXPECT_EQ(items_of("two", "acme"), 1);
   EXPECT_EQ(prepared_moves("one") + prepared_moves("two"), 0);
 }

@@ -2,6 +2,8 @@
 // database, so every tenant starts there) and "two", for tests of placement and tenant moves.
 #pragma once
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -58,6 +60,44 @@ class TwoDatabaseTest : public DatabaseTest {
 
  private:
   std::unique_ptr<MigratedDatabase> second_;
+};
+
+// A move_tenant on a thread of its own, held at `step` until finish(): for tests of what recovery
+// does beside a mover that is still running.
+class PausedMover {
+ public:
+  PausedMover(const PlacementConfig& config, std::string tenant, std::string to, MoveStep step)
+      : go_on_(go_on_promise_.get_future().share()) {
+    mover_ = std::async(std::launch::async, [this, config, tenant, to, step] {
+      return move_tenant(config, tenant, to, {}, {}, [this, step](MoveStep reached) {
+        if (reached != step) return;
+        at_step_.set_value();
+        go_on_.wait();
+      });
+    });
+  }
+  ~PausedMover() {
+    if (!released_) go_on_promise_.set_value();
+    if (mover_.valid()) mover_.wait();
+  }
+  PausedMover(const PausedMover&) = delete;
+  PausedMover& operator=(const PausedMover&) = delete;
+
+  // Whether the mover got to its step within 30 s.
+  bool reached() { return at_step_.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready; }
+  // Lets it go on, and returns its result (or throws what it threw).
+  MoveResult finish() {
+    released_ = true;
+    go_on_promise_.set_value();
+    return mover_.get();
+  }
+
+ private:
+  std::promise<void> at_step_;
+  std::promise<void> go_on_promise_;
+  std::shared_future<void> go_on_;
+  std::future<MoveResult> mover_;
+  bool released_ = false;
 };
 
 }  // namespace quick::testing

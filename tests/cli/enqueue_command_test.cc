@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "quick/quick.h"
 #include "support/consumer_helpers.h"
@@ -91,6 +93,53 @@ TEST_F(EnqueueCommandTest, APayloadFileThatCannotBeReadOrAPayloadGivenTwiceIsRef
   EXPECT_NE(both.exit_code(), std::optional<int>(0));
   EXPECT_NE(both.err().find("excludes"), std::string::npos) << both.err();
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
+}
+
+// Each is a usage error (exit 2) saying what is wrong with the input, and enqueues nothing: an
+// empty file name (which enqueued the default {}), a directory (which failed with
+// "basic_filebuf::underflow error", exit 1), an empty file or standard input, a read error, and a
+// byte order mark (which JSON parsers skip and Postgres refuses).
+TEST_F(EnqueueCommandTest, PayloadInputThatIsNotAPayloadIsAUsageErrorNamingIt) {
+  ASSERT_FALSE(quick_binary().empty());
+  const auto empty_file = dir_ / "empty.json";
+  const auto with_bom = dir_ / "bom.json";
+  write_text_file(empty_file, "");
+  write_text_file(with_bom, "\xEF\xBB\xBF{\"a\": 1}");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "--payload-file needs a file name, or - for standard input"},
+      {dir_.path().string(), "--payload-file: cannot read " + dir_.path().string() + ": it is a directory"},
+      {empty_file.string(), "--payload-file: " + empty_file.string() + " is empty"},
+      {with_bom.string(), "--payload-file: " + with_bom.string() + " starts with a UTF-8 byte order mark"},
+      {"-", "--payload-file: standard input was empty"},  // ChildProcess's stdin is /dev/null
+  };
+  for (const auto& [file, expected] : cases) {
+    SCOPED_TRACE("--payload-file '" + file + "'");
+    auto& child = run({"--tenant", "zone", "--job-type", "send", "--payload-file", file});
+    EXPECT_EQ(child.exit_code(), std::optional<int>(2)) << child.describe() << "\n" << child.err();
+    EXPECT_NE(child.err().find(expected), std::string::npos) << child.err();
+  }
+  // A read error on standard input (here a directory): reported, not taken for the end of the input.
+  ChildProcess from_directory({"/bin/sh", "-c",
+                               "exec \"$0\" enqueue --database \"$1\" --tenant zone --job-type send "
+                               "--payload-file - < /",
+                               quick_binary(), url()},
+                              {}, dir_ / "dir_out.txt", dir_ / "dir_err.txt");
+  ASSERT_TRUE(from_directory.wait_for(std::chrono::seconds(30)));
+  EXPECT_EQ(from_directory.exit_code(), std::optional<int>(2)) << from_directory.err();
+  EXPECT_NE(from_directory.err().find("--payload-file: error reading standard input: Is a directory"),
+            std::string::npos)
+      << from_directory.err();
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), 0);
+}
+
+// The payload is checked before connecting: a JSON error is reported as such (exit 2) also when
+// the database cannot be reached.
+TEST_F(EnqueueCommandTest, APayloadErrorIsReportedEvenWithAnUnreachableDatabase) {
+  ASSERT_FALSE(quick_binary().empty());
+  const std::string unreachable = "postgresql://quick@127.0.0.1:1/nowhere?connect_timeout=2";
+  auto& child = run({"--tenant", "zone", "--job-type", "send", "--payload", "{not json"}, unreachable);
+  EXPECT_EQ(child.exit_code(), std::optional<int>(2)) << child.describe() << "\n" << child.err();
+  EXPECT_NE(child.err().find("payload is not valid JSON"), std::string::npos) << child.err();
 }
 
 TEST_F(EnqueueCommandTest, RejectsBadInputNamingItAndEnqueuesNothing) {

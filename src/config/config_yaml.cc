@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -57,9 +58,30 @@ T read_scalar(const YAML::Node& node, const std::string& option, const char* exp
   return value;
 }
 
-int read_int(const YAML::Node& node, const std::string& option) { return read_scalar<int>(node, option, "an integer"); }
+// Plain decimal only: an optional sign, then digits (a leading zero does not make it octal).
+// yaml-cpp would read 010000 as octal (4096) and 0x10 as hexadecimal, quoted or not.
+template <typename T>
+T read_integer(const YAML::Node& node, const std::string& option) {
+  if (!node.IsScalar()) fail(node, option + " must be an integer, got " + describe(node));
+  const std::string& text = node.Scalar();
+  const std::size_t digits = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  if (digits == text.size() || text.find_first_not_of("0123456789", digits) != std::string::npos) {
+    const bool other_base = text.size() > digits + 1 && text[digits] == '0' &&
+                            std::strchr("xXoObB", text[digits + 1]) != nullptr;
+    fail(node, option + " must be an integer, got " + describe(node) + (other_base ? " (decimal digits only)" : ""));
+  }
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
+    fail(node, option + " must be an integer between " + std::to_string(std::numeric_limits<T>::min()) + " and " +
+                   std::to_string(std::numeric_limits<T>::max()) + ", got " + describe(node));
+  }
+  return static_cast<T>(value);
+}
+
+int read_int(const YAML::Node& node, const std::string& option) { return read_integer<int>(node, option); }
 std::int64_t read_int64(const YAML::Node& node, const std::string& option) {
-  return read_scalar<std::int64_t>(node, option, "an integer");
+  return read_integer<std::int64_t>(node, option);
 }
 double read_double(const YAML::Node& node, const std::string& option) {
   return read_scalar<double>(node, option, "a number");
@@ -381,13 +403,22 @@ ConsumerConfig read_config(const YAML::Node& root) {
 }  // namespace
 
 ConsumerConfig parse_config_yaml(const std::string& yaml_text) {
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(yaml_text);
+    documents = YAML::LoadAll(yaml_text);
   } catch (const YAML::Exception& error) {
     throw InvalidArgument("YAML syntax error at line " + std::to_string(error.mark.line + 1) + ", column " +
                           std::to_string(error.mark.column + 1) + ": " + error.msg);
   }
+  // A second document (after a `---` line) would otherwise be ignored without a word.
+  if (documents.size() > 1) {
+    const YAML::Mark second = documents[1].Mark();
+    throw InvalidArgument(
+        "the configuration must be one YAML document, but the text holds " + std::to_string(documents.size()) +
+        " (a --- line starts another one" +
+        (second.is_null() ? "" : "; the second's content begins at line " + std::to_string(second.line + 1)) + ")");
+  }
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   ConsumerConfig config;
   try {
     config = read_config(root);

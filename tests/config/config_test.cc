@@ -459,6 +459,39 @@ TEST_F(ConfigTest, WrongTypesNameTheOption) {
   EXPECT_THAT(yaml_error("- a\n- b\n"), HasSubstr("the configuration must be a mapping of options"));
 }
 
+// Integers are plain decimal: a leading zero does not make one octal (yaml-cpp read 010000 as
+// 4096), and hexadecimal or octal notations are errors naming the option, quoted or not ("0x0"
+// was read as 0).
+TEST_F(ConfigTest, IntegersArePlainDecimal) {
+  const ConsumerConfig config = parse_config_yaml(std::string(kOneDatabase) +
+                                                  "worker: {threads: 010}\nmanager: {dequeue_max: 0100}\n");
+  EXPECT_EQ(config.worker.threads, 10);
+  EXPECT_EQ(config.manager.dequeue_max, 100);
+  EXPECT_EQ(parse_config_yaml(std::string(kOneDatabase) + "manager: {visit_max_bytes: \"+0002048\"}\n")
+                .manager.visit_max_bytes,
+            2048);
+  expect_yaml_errors({
+      {"worker: {threads: \"0x0\"}", "worker.threads must be an integer, got \"0x0\" (decimal digits only)"},
+      {"worker: {threads: 0x10}", "worker.threads must be an integer, got \"0x10\" (decimal digits only)"},
+      {"worker: {threads: 0o10}", "worker.threads must be an integer, got \"0o10\" (decimal digits only)"},
+      {"worker: {threads: 1_000}", "worker.threads must be an integer, got \"1_000\""},
+      {"worker: {threads: \"-\"}", "worker.threads must be an integer, got \"-\""},
+      {"worker: {threads: 4294967304}", "worker.threads must be an integer between -2147483648 and 2147483647"},
+      {"manager: {visit_max_bytes: 0x400000}", "manager.visit_max_bytes must be an integer, got \"0x400000\""},
+      {"manager: {visit_max_bytes: 99999999999999999999}", "manager.visit_max_bytes must be an integer between"},
+  });
+}
+
+// A file holds one configuration: a second YAML document (after a --- line) was silently ignored.
+TEST_F(ConfigTest, ASecondYamlDocumentIsAnError) {
+  EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "---\nworker: {threads: 5}\n"),
+              HasSubstr("the configuration must be one YAML document, but the text holds 2 (a --- line starts "
+                        "another one; the second's content begins at line 3)"));
+  EXPECT_THAT(yaml_error("---\n" + std::string(kOneDatabase) + "...\n---\n" + kOneDatabase),
+              HasSubstr("must be one YAML document"));
+  EXPECT_EQ(parse_config_yaml("---\n" + std::string(kOneDatabase)).databases.size(), 1u);
+}
+
 TEST_F(ConfigTest, WrongTypeErrorsGiveTheLineAndColumn) {
   EXPECT_THAT(yaml_error(std::string(kOneDatabase) + "manager:\n  threads: two\n"),
               HasSubstr("manager.threads must be an integer, got \"two\" (line 3, column 12)"));

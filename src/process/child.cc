@@ -124,6 +124,10 @@ SpawnOutcome spawn_child(const std::vector<std::string>& argv, const std::vector
   posix_spawn_file_actions_adddup2(&actions, input.read_end.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output.write_end.get(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output.write_end.get(), STDERR_FILENO);
+  // Nothing else of ours: a descriptor opened without O_CLOEXEC (by a library, such as an HTTP
+  // server's accepted connection) would otherwise reach the command and stay open as long as it
+  // runs, the connection's requests readable.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   configure_attributes(attributes);

@@ -42,8 +42,9 @@ struct Child {
 
 // Spawns argv[0] (looked up in the caller's PATH) with the caller's environment, or only its
 // variables that `inherit_only` names (ProcessOptions::inherit_only), plus `extra_environment`
-// ("NAME=value", replacing inherited entries of the same name), default signal handling and an
-// empty signal mask. Returns the child, or the reason it could not start.
+// ("NAME=value", replacing inherited entries of the same name), default signal handling, an
+// empty signal mask, and no open file descriptor but its standard streams. Returns the child, or
+// the reason it could not start.
 struct SpawnOutcome {
   std::optional<Child> child;
   std::string error;

@@ -3,7 +3,8 @@
 // `quick worker`.
 //
 // The child gets its own process group, so stopping it also stops whatever it started (a shell's
-// children, for instance): SIGTERM to the group, then SIGKILL after `kill_grace`.
+// children, for instance): SIGTERM to the group, then SIGKILL after `kill_grace`. It inherits no
+// file descriptor of the caller's but its standard streams (stdin, and stdout and stderr merged).
 //
 // Part of the `quick` tool, not of the library: the tool's own target builds src/process/.
 //

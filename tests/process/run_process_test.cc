@@ -280,6 +280,24 @@ TEST(RunProcess, ShouldStopNotAskedDoesNothing) {
   EXPECT_EQ(result.output, "hi\n");
 }
 
+// Descriptors of the caller's that are not close-on-exec (such as an HTTP server's accepted
+// connections) do not reach the child: it has its standard streams only.
+TEST(RunProcess, TheChildInheritsNoDescriptorButItsStandardStreams) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);  // deliberately without O_CLOEXEC
+  const int high = ::dup2(fds[0], 200);
+  ASSERT_EQ(high, 200);
+  const auto result = run_process(shell("ls /proc/$$/fd"));
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ::close(high);
+  ASSERT_TRUE(result.succeeded()) << result.describe() << ": " << result.output;
+  std::istringstream listing(result.output);
+  std::vector<std::string> open_fds;
+  for (std::string fd; listing >> fd;) open_fds.push_back(fd);
+  EXPECT_EQ(open_fds, (std::vector<std::string>{"0", "1", "2"})) << result.output;
+}
+
 TEST(RunProcess, MissingBinaryIsNotStarted) {
   for (const std::string name : {"quick-h7-no-such-binary", "/nonexistent/quick-h7-no-such-binary"}) {
     const auto result = run_process(command({name, "arg"}));

@@ -24,6 +24,11 @@ struct TopOptions {
   bool once = false;
 };
 
+// A zone's items, counted up to the dashboard functions' cap (100,000 rows): a count that reached
+// it shows a "+", as on the dashboard, since it is then a lower bound (and so are the vested,
+// leased and failing counts beside it).
+const std::string kItemsWithCap = "items::text || CASE WHEN capped THEN '+' ELSE '' END AS items";
+
 // One frame, as text: every query of it runs before anything is printed, so a redraw never
 // shows half a frame.
 std::string frame(pqxx::connection& conn, const TopOptions& options) {
@@ -36,15 +41,18 @@ std::string frame(pqxx::connection& conn, const TopOptions& options) {
                             "round(max_pointer_lag_seconds::numeric, 3) AS max_lag_s, estimated "
                             "FROM quick.dashboard_summary()"));
   print_result(out, "deepest zones",
-               session.exec_params("SELECT tenant, items, vested, leased, failing, "
-                                   "round(oldest_item_age_seconds::numeric, 1) AS oldest_item_age_s, "
-                                   "round(pointer_lag_seconds::numeric, 3) AS pointer_lag_s, estimated "
-                                   "FROM quick.dashboard_deepest_zones($1)",
+               session.exec_params("SELECT tenant, " + kItemsWithCap +
+                                       ", vested, leased, failing, "
+                                       "round(oldest_item_age_seconds::numeric, 1) AS oldest_item_age_s, "
+                                       "round(pointer_lag_seconds::numeric, 3) AS pointer_lag_s, estimated "
+                                       "FROM quick.dashboard_deepest_zones($1)",
                                    options.zones));
   print_result(out, "zones waiting longest",
                session.exec_params("SELECT tenant, round(pointer_lag_seconds::numeric, 3) AS pointer_lag_s, "
-                                   "pointer_leased, items, vested, failing "
-                                   "FROM quick.dashboard_lagging_zones($1)",
+                                   "pointer_leased, " +
+                                       kItemsWithCap +
+                                       ", vested, failing "
+                                       "FROM quick.dashboard_lagging_zones($1)",
                                    options.zones));
   print_result(out, "consumers",
                session.exec("SELECT consumer_id, in_order_scanner, roles, "

@@ -55,6 +55,23 @@ TEST_F(TopCommandTest, OneFrameShowsTheZonesTheConsumersAndWhatIsPaused) {
   EXPECT_EQ(out.find('\x1b'), std::string::npos) << "not a terminal: no screen clearing, no raw escapes";
 }
 
+// A zone's items are counted up to the dashboard functions' cap (100,000): a count that reached it
+// is shown with a "+", as the dashboard shows it, not as if exact.
+TEST_F(TopCommandTest, AZoneCountThatReachedTheCapIsMarkedAsALowerBound) {
+  auto conn = connect();
+  enqueue_committed(*conn, make_item("big"));  // the zone and its pointer
+  query(
+      "INSERT INTO quick.items (tenant, job_type, priority, vesting_time, zone_time, payload) "
+      "SELECT 'big', 'send_receipt', 0, now(), now(), '{}' FROM generate_series(1, 100000)");
+  enqueue_committed(*conn, make_item("small"));
+  auto top = start_top({"--once"});
+  ASSERT_TRUE(top->wait_for(seconds(60)));
+  EXPECT_EQ(top->exit_code(), std::optional<int>(0)) << top->err();
+  const std::string out = top->out();
+  EXPECT_NE(out.find("100000+"), std::string::npos) << "the capped count is shown as exact:\n" << out;
+  EXPECT_EQ(out.find("100001"), std::string::npos) << out;
+}
+
 TEST_F(TopCommandTest, RedrawsUntilSigtermAndExitsZero) {
   auto top = start_top({"--interval", "100ms"});
   const auto frames = [&] {

@@ -8,6 +8,8 @@ namespace {
 
 std::string latency_text(const LatencySummary& latency) {
   std::ostringstream out;
+  // Fixed, not the default's 3 significant digits, which print 1234.5 as 1.23e+03.
+  out << std::fixed;
   out.precision(3);
   out << "n=" << latency.count << " p50=" << latency.p50_ms << "ms p99=" << latency.p99_ms
       << "ms p99.9=" << latency.p999_ms << "ms max=" << latency.max_ms << "ms";

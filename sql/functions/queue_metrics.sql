@@ -2,10 +2,13 @@
 -- one row per value, (metric, tenant, value), tenant NULL for the database's own values. Its cost
 -- is bounded by count_limit and top_tenants, not by the number of tenants or items:
 --   * items, vested items, leased items: counted over every item when there are at most
---     count_limit; above that over a block sample of about count_limit rows (TABLESAMPLE SYSTEM),
---     scaled to the live-row estimate of the statistics; exact_items says which (1 or 0);
---   * zones (pointers) and dead items: exact up to count_limit, else the live-row estimate
---     (exact_zones, exact_dead_items);
+--     count_limit; above that over a block sample (TABLESAMPLE SYSTEM) of about as many pages as
+--     count_limit items take, scaled up by the fraction of the pages sampled
+--     (quick.queue_metrics_sample); exact_items says which (1 or 0);
+--   * zones (pointers) and dead items: exact up to count_limit, else estimated from a block
+--     sample the same way (exact_zones, exact_dead_items);
+--   * no estimate comes from the statistics counters (pg_stat_get_live_tuples): a crash restart,
+--     a failover or pg_stat_reset zeroes them until the next VACUUM or ANALYZE;
 --   * max pointer lag: the first entry of the pointers_vesting index;
 --   * oldest vested item age: the oldest vested item of the sample and of the zones of the
 --     top_tenants oldest vested pointers (exact while the items are counted exactly);
@@ -39,12 +42,8 @@ BEGIN
         'quick.queue_metrics: count_limit must be positive, got %s', coalesce(count_limit::text, 'NULL'));
 
     -- Items: all of them, or a sample when there are more than count_limit.
-    SELECT count(*) INTO v_count FROM (SELECT 1 FROM quick.items i LIMIT count_limit + 1) s;
+    SELECT c.counted, c.percent INTO v_count, v_percent FROM quick.queue_metrics_sample('quick.items', count_limit) c;
     v_exact := v_count <= count_limit;
-    IF NOT v_exact THEN
-        v_items := greatest(pg_stat_get_live_tuples('quick.items'::regclass), count_limit + 1);
-        v_percent := least(100, 100.0 * count_limit / v_items);
-    END IF;
     WITH sample AS MATERIALIZED (
         SELECT i.tenant, i.vesting_time, i.lease_id FROM quick.items i TABLESAMPLE SYSTEM (v_percent)
     ), deepest AS (
@@ -60,6 +59,7 @@ BEGIN
     IF v_exact THEN
         v_items := v_sampled;
     ELSE
+        v_items := round(greatest(v_sampled * 100.0 / v_percent, v_count));
         v_scale := v_items / greatest(v_sampled, 1);
     END IF;
 
@@ -89,16 +89,22 @@ BEGIN
         ('max_pointer_lag_seconds', NULL,
             coalesce(extract(epoch FROM greatest(v_now - v_first_vested, interval '0')), 0)::double precision);
 
-    -- Zones and dead items: exact up to count_limit, else the statistics' estimate.
-    SELECT count(*) INTO v_count FROM (SELECT 1 FROM quick.pointers p LIMIT count_limit + 1) s;
+    -- Zones and dead items: exact up to count_limit, else estimated from a block sample.
+    SELECT c.counted, c.percent INTO v_count, v_percent FROM quick.queue_metrics_sample('quick.pointers', count_limit) c;
+    IF v_count > count_limit THEN
+        SELECT count(*) INTO v_sampled FROM quick.pointers p TABLESAMPLE SYSTEM (v_percent);
+    END IF;
     RETURN QUERY VALUES
         ('zones', NULL::text, CASE WHEN v_count <= count_limit THEN v_count
-             ELSE greatest(pg_stat_get_live_tuples('quick.pointers'::regclass), v_count) END::double precision),
+             ELSE round(greatest(v_sampled * 100.0 / v_percent, v_count)) END::double precision),
         ('exact_zones', NULL, CASE WHEN v_count <= count_limit THEN 1 ELSE 0 END);
-    SELECT count(*) INTO v_count FROM (SELECT 1 FROM quick.dead_items d LIMIT count_limit + 1) s;
+    SELECT c.counted, c.percent INTO v_count, v_percent FROM quick.queue_metrics_sample('quick.dead_items', count_limit) c;
+    IF v_count > count_limit THEN
+        SELECT count(*) INTO v_sampled FROM quick.dead_items d TABLESAMPLE SYSTEM (v_percent);
+    END IF;
     RETURN QUERY VALUES
         ('dead_items', NULL::text, CASE WHEN v_count <= count_limit THEN v_count
-             ELSE greatest(pg_stat_get_live_tuples('quick.dead_items'::regclass), v_count) END::double precision),
+             ELSE round(greatest(v_sampled * 100.0 / v_percent, v_count)) END::double precision),
         ('exact_dead_items', NULL, CASE WHEN v_count <= count_limit THEN 1 ELSE 0 END);
 
     -- Per tenant: only the few zones chosen above, so that the series stay bounded.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "core/database_session.h"
 #include "core/lease_keeper.h"
@@ -60,7 +61,18 @@ struct PendingBatch {
   std::vector<core::HeldItemPtr> held;  // the items the acks are for, let go once written
   std::chrono::steady_clock::time_point oldest{};
   bool after_doubt = false;
+  // Items whose acknowledgment last met a row another session holds: written one at a time
+  // until they go through, so that the rest are not held up behind them.
+  std::set<std::int64_t> row_locked;
 };
+
+// An acknowledgment written alone waits this long at most for a row another session holds (a
+// handler's own transaction, a tenant move copying the zone), where a batch waits a second: it
+// stays pending and is tried again at the next flush.
+constexpr const char* kLockTimeoutAlone = "50ms";
+constexpr const char* kLockTimeoutBatch = "1000ms";  // the session's, as it connects (below)
+
+bool lock_not_available(const store::ErrorClassification& error) { return error.sqlstate == "55P03"; }
 
 }  // namespace
 
@@ -92,36 +104,59 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     batch.acks.erase(batch.acks.begin(), batch.acks.begin() + static_cast<std::ptrdiff_t>(count));
   };
 
-  // After the database refused a whole batch (a permanent error: one acknowledgment it will
-  // never accept, e.g. a retry delay over quick.limits.max_vesting_delay), each acknowledgment is
-  // written alone, so that one bad acknowledgment cannot cost the others theirs: completed items
-  // would run again. One that is refused alone is logged; a retry or release is then written
-  // once more to vest at once (so the failure still counts towards max_attempts, and the item
-  // does not come back after every lease to be refused again); anything refused after that is
-  // given up, and its item vests again when its lease runs out. A transient error leaves the
-  // rest pending for the next flush.
+  // After the database refused a whole batch with an error that is one acknowledgment's fault,
+  // each is written alone, so that it cannot cost the others theirs (completed items would run
+  // again) nor hold them up:
+  // - a data exception (SQLSTATE class 22: e.g. a retry delay over quick.limits.max_vesting_delay)
+  //   is logged; a retry or release is then written once more to vest at once (so the failure
+  //   still counts towards max_attempts, and the item does not come back after every lease to be
+  //   refused again); anything refused after that is given up, and its item vests again when its
+  //   lease runs out;
+  // - a row another session holds (55P03 after kLockTimeoutAlone) leaves that acknowledgment
+  //   pending, remembered in row_locked, and the others are written.
+  // Any other error leaves this one and the rest pending for the next flush.
   auto write_one_at_a_time = [&](std::size_t db) {
     auto& batch = pending[db];
     std::map<std::int64_t, core::HeldItemPtr> held_by_id;
     for (auto& item : batch.held) held_by_id[item->item.id] = item;
-    bool all_written = true;
-    while (!batch.acks.empty()) {
-      store::Ack ack = batch.acks.front();
+    std::vector<store::Ack> left;  // still pending afterwards, in their order
+    std::size_t done = 0;
+    bool failed = false;
+    auto set_lock_timeout = [&](const char* timeout) {
+      pqxx::nontransaction(sessions[db].connection()).exec(std::string("SET lock_timeout = '") + timeout + "'");
+    };
+    try {
+      set_lock_timeout(kLockTimeoutAlone);
+    } catch (...) {
+      core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name, &sessions[db],
+                              retry_delays[db], core.stop_background);
+      return false;
+    }
+    for (std::size_t i = 0; i < batch.acks.size(); ++i) {
+      store::Ack ack = batch.acks[i];
+      if (failed) {
+        left.push_back(ack);
+        continue;
+      }
       const auto held = held_by_id.find(ack.item_id);
       std::vector<core::HeldItemPtr> held_one;
       if (held != held_by_id.end()) held_one.push_back(held->second);
-      bool written = false;
+      bool written = false, keep = false;
       for (int attempt = 0; attempt < 2 && !written; ++attempt) {
         try {
           write(db, {ack}, held_one, batch.after_doubt);
           written = true;
         } catch (...) {
           const auto error = store::classify_current_exception();
+          if (lock_not_available(error)) {
+            keep = true;
+            break;
+          }
           if (error.kind != store::ErrorKind::kPermanent) {
             const auto handled = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
                                                          &sessions[db], retry_delays[db], core.stop_background);
             if (handled.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
-            all_written = false;
+            failed = keep = true;
             break;
           }
           core::add(core.counters.database_errors);
@@ -136,25 +171,46 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
           ack.delay = std::chrono::milliseconds(0);
         }
       }
-      if (!all_written) break;  // a transient error: this one and the rest wait for the next flush
+      if (keep) {
+        if (!failed) batch.row_locked.insert(ack.item_id);
+        left.push_back(batch.acks[i]);
+        continue;
+      }
+      batch.row_locked.erase(ack.item_id);
       if (held != held_by_id.end()) {
         core.lease_keeper->let_go(held->second);
         held_by_id.erase(held);
       }
-      settle(batch, 1);
+      ++done;
     }
+    if (!failed) {
+      try {
+        set_lock_timeout(kLockTimeoutBatch);
+      } catch (...) {
+        sessions[db].reset();  // it reconnects with the batch's timeout
+      }
+    }
+    core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(done));
+    batch.acks = std::move(left);
     batch.held.clear();
     for (auto& [id, item] : held_by_id) batch.held.push_back(item);
     if (batch.acks.empty()) {
       batch.after_doubt = false;
       retry_delays[db].reset();
+    } else if (!failed && !batch.row_locked.empty()) {
+      log->warn(
+          "{} acknowledgment(s) on database {} wait for rows another session holds (items {}{}); the others "
+          "are written",
+          batch.row_locked.size(), core.databases[db]->config.name, *batch.row_locked.begin(),
+          batch.row_locked.size() > 1 ? ", ..." : "");
     }
-    return all_written;
+    return batch.acks.empty();
   };
 
   auto flush = [&](std::size_t db) {
     auto& batch = pending[db];
     if (batch.acks.empty()) return true;
+    if (!batch.row_locked.empty()) return write_one_at_a_time(db);  // not behind a row lock again
     try {
       write(db, batch.acks, batch.held, batch.after_doubt);
       settle(batch, batch.acks.size());
@@ -163,10 +219,11 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
       retry_delays[db].reset();
       return true;
     } catch (...) {
-      // A data exception (class 22: an argument the database will not take) is one
-      // acknowledgment's fault, not the batch's: find it by writing them one at a time.
+      // A data exception (class 22: an argument the database will not take) or a row another
+      // session holds is one acknowledgment's fault, not the batch's: write them one at a time.
       const auto refused = store::classify_current_exception();
-      if (refused.kind != store::ErrorKind::kPermanent || refused.sqlstate.rfind("22", 0) != 0) {
+      const bool data_exception = refused.kind == store::ErrorKind::kPermanent && refused.sqlstate.rfind("22", 0) == 0;
+      if (!data_exception && !lock_not_available(refused)) {
         const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
                                                    &sessions[db], retry_delays[db], core.stop_background);
         if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
@@ -179,7 +236,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
         }
         return false;
       }
-      log->warn("database {} refused a batch of {} acknowledgment(s) ({} {}); writing them one at a time",
+      log->warn("database {} did not take a batch of {} acknowledgment(s) ({} {}); writing them one at a time",
                 core.databases[db]->config.name, batch.acks.size(), refused.sqlstate, refused.message);
     }
     return write_one_at_a_time(db);

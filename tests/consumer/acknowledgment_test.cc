@@ -219,6 +219,36 @@ TEST_F(AcknowledgmentTest, AnItemWhoseCompletionWaitsPastItsExecutionBoundKeepsI
   EXPECT_EQ(consumer.stats().items_done, 1u);
 }
 
+// Another session holds one acknowledged item's row (a handler's own transaction elsewhere, a
+// tenant move copying its zone): that acknowledgment waits for it, the others in its batch are
+// written meanwhile instead of waiting with it.
+TEST_F(AcknowledgmentTest, ARowAnotherSessionHoldsDoesNotHoldUpTheOtherAcknowledgments) {
+  Consumer consumer(batching_config());
+  std::atomic<bool> locked_started{false}, row_locked{false};
+  consumer.handle("free", [&](JobContext&) { return JobResult::done(); });
+  consumer.handle("locked", [&](JobContext&) {
+    locked_started = true;
+    while (!row_locked) std::this_thread::sleep_for(5ms);
+    return JobResult::done();
+  });
+  const auto free_item = enqueue("tenant-a", "free");
+  const auto locked_item = enqueue("tenant-b", "locked");
+  auto holder_conn = connect();
+  pqxx::work holder(*holder_conn);
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return locked_started.load(); }, 20s));
+  holder.exec("SELECT 1 FROM quick.items WHERE id = " + std::to_string(locked_item) + " FOR UPDATE");
+  row_locked = true;
+  const bool free_written = eventually([&] { return !queued(free_item); }, 8s);
+  const bool locked_waits = queued(locked_item);
+  holder.commit();
+  EXPECT_TRUE(free_written) << "the completion of a free row waited for another item's row lock";
+  EXPECT_TRUE(locked_waits);
+  EXPECT_TRUE(eventually([&] { return !queued(locked_item); }, 10s)) << "written once the row was free";
+  consumer.stop();
+  EXPECT_EQ(consumer.stats().items_done, 2u);
+}
+
 // default_job_type.max_in_flight limits every job type not listed under job_types. A type at its
 // limit is left out of the visits' dequeue, as a listed one is: while its one item runs, visits
 // do not lease its other items only to release them (items_throttled stays where the first

@@ -8,6 +8,10 @@ std::string interval_text(std::chrono::microseconds duration) {
   return std::to_string(duration.count()) + " microseconds";
 }
 
+std::string interval_text(std::chrono::milliseconds duration) {
+  return std::to_string(duration.count()) + " milliseconds";
+}
+
 std::string array_literal(const std::vector<std::string>& elements) {
   std::string out = "{";
   for (std::size_t i = 0; i < elements.size(); ++i) {

@@ -15,6 +15,9 @@ namespace quick::store {
 
 // "1500000 microseconds": an interval parameter for casts like $1::interval.
 std::string interval_text(std::chrono::microseconds duration);
+// "1500 milliseconds", in the unit given: converting milliseconds to microseconds overflows (and
+// wraps) past 292,000 years, where the text lets Postgres refuse a value it cannot hold.
+std::string interval_text(std::chrono::milliseconds duration);
 
 // A Postgres array literal for text[] / uuid[] parameters: {"a","b\"c"}. Every element is quoted
 // and escaped, so any string round-trips.

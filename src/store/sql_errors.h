@@ -28,7 +28,7 @@ void throw_if_tenant_moved(const pqxx::sql_error& error);
 std::string out_of_range_message(const std::exception& error);
 
 // Calls `action`; an error whose SQLSTATE says the input was invalid (22023 from the SQL API's
-// argument checks, 22P02 from a malformed value, 22007 / 22008 from a date or interval, 22003
+// argument checks, 22P02 from a malformed value, 22007 / 22008 / 22015 from a date or interval, 22003
 // from a number out of range) is rethrown as InvalidArgument with the database's message, its
 // transaction_aborted() true (Postgres aborted the transaction), and the placement fence's QM001
 // as TenantMoved. Everything else passes through unchanged.
@@ -39,7 +39,7 @@ auto translating_input_errors(Action&& action) -> decltype(action()) {
   } catch (const pqxx::sql_error& error) {
     throw_if_tenant_moved(error);
     const std::string& state = error.sqlstate();
-    if (state == "22023" || state == "22P02" || state == "22007" || state == "22008") {
+    if (state == "22023" || state == "22P02" || state == "22007" || state == "22008" || state == "22015") {
       throw InvalidArgument(primary_message(error), /*transaction_aborted=*/true);
     }
     if (state == "22003") throw InvalidArgument(out_of_range_message(error), /*transaction_aborted=*/true);

@@ -57,6 +57,26 @@ TEST_F(DatabaseInputErrorsTest, AJsonNumberPostgresCannotStoreIsAnInvalidPayload
   }
 }
 
+// A delay too long for an interval (here 584,000 years, whose microseconds overflow a 64-bit
+// integer) is refused as too long, never wrapped around to a short one: it was sent as 384
+// microseconds, and the item vested at once.
+TEST_F(DatabaseInputErrorsTest, ADurationTooLongForAnIntervalIsRefusedNotWrapped) {
+  const auto forever = std::chrono::milliseconds(18446744073709552LL);
+  auto conn = connect();
+  for (const bool new_zone : {true, false}) {
+    SCOPED_TRACE(new_zone ? "a new zone" : "an existing zone");
+    if (!new_zone) enqueue(*conn, make_item("acme"));
+    EXPECT_THROW(
+        {
+          pqxx::work txn(*conn);
+          enqueue_in(txn, make_item("acme", "job", "{}", forever));
+        },
+        InvalidArgument);
+    EXPECT_THROW(enqueue(*conn, make_item("acme", "job", "{}", forever)), InvalidArgument);
+    EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.items"), new_zone ? 0 : 1);
+  }
+}
+
 // The two kinds of InvalidArgument: refused before anything was sent, the transaction usable;
 // refused by the database, the transaction aborted with the caller's earlier work in it.
 TEST_F(DatabaseInputErrorsTest, InvalidArgumentSaysWhetherTheTransactionIsAborted) {

@@ -16,9 +16,10 @@
 // What is exported (names, labels, meanings, alert rules): docs/operations.md#metrics. In short:
 // the consumer's counters, per job type where it makes sense (a job type without a handler in this
 // consumer counts under job_type="(other)"), handler-duration and pickup-latency histograms, and
-// per database the queue's depth, vested and leased items, oldest vested item age, max pointer
-// lag, dead items, and the same for the top_tenants deepest and oldest zones only, so that the
-// number of series stays bounded with millions of tenants.
+// per database the queue's depth, vested and leased items, oldest vested item age and max pointer
+// lag (paused tenants and job types left out), paused tenants and job types, dead items, and the
+// same for the top_tenants deepest and oldest zones only, so that the number of series stays
+// bounded with millions of tenants.
 //
 // Database queries: one round (one quick.queue_metrics call per database) at most every
 // min_query_interval, however often Prometheus scrapes; a scrape in between gets the values of

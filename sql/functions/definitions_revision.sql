@@ -7,6 +7,6 @@
 -- revision, and fails when they change and the number does not.
 CREATE OR REPLACE FUNCTION quick.definitions_revision()
 RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+LANGUAGE sql IMMUTABLE AS $$ SELECT 2 $$;
 REVOKE ALL ON FUNCTION quick.definitions_revision() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION quick.definitions_revision() TO quick_producer, quick_consumer, quick_admin;

@@ -22,9 +22,13 @@ const std::map<std::string, GaugeName>& gauge_names() {
       {"leased_items", {"quick_database_leased_items", "Items leased by a consumer."}},
       {"exact_items", {"quick_database_exact_items", "1 when the item counts are exact, 0 when sampled."}},
       {"oldest_vested_item_age_seconds",
-       {"quick_database_oldest_vested_item_age_seconds", "How long the oldest vested item has waited (0 if none)."}},
+       {"quick_database_oldest_vested_item_age_seconds",
+        "How long the oldest vested item not paused has waited (0 if none)."}},
       {"max_pointer_lag_seconds",
-       {"quick_database_max_pointer_lag_seconds", "How long the oldest vested pointer has waited for a visit."}},
+       {"quick_database_max_pointer_lag_seconds",
+        "How long the oldest vested pointer of a tenant not paused has waited for a visit."}},
+      {"paused_tenants", {"quick_database_paused_tenants", "Tenants paused (rows of quick.paused_tenants)."}},
+      {"paused_job_types", {"quick_database_paused_job_types", "Job types paused (rows of quick.paused_job_types)."}},
       {"zones", {"quick_database_zones", "Non-empty queue zones (pointers); estimated above count_limit."}},
       {"exact_zones", {"quick_database_exact_zones", "1 when quick_database_zones is exact."}},
       {"dead_items", {"quick_database_dead_items", "Items in quick.dead_items; estimated above count_limit."}},
@@ -32,7 +36,8 @@ const std::map<std::string, GaugeName>& gauge_names() {
       {"tenant_items",
        {"quick_tenant_items", "Items of one of the top_tenants deepest or oldest zones (up to count_limit)."}},
       {"tenant_pointer_lag_seconds",
-       {"quick_tenant_pointer_lag_seconds", "How long that zone's vested pointer has waited (0 if not vested)."}},
+       {"quick_tenant_pointer_lag_seconds",
+        "How long that zone's vested pointer has waited (0 if not vested or the tenant is paused)."}},
   };
   return names;
 }

@@ -145,6 +145,7 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
   query(
       "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, reason) "
       "VALUES (-1, 'gone', 'job', 0, 1, '{}', now(), 'test')");
+  query("SELECT quick.pause_tenant('later0'), quick.pause_job_type('unused')");
 
   MetricsOptions options;
   options.top_tenants = 2;
@@ -162,6 +163,8 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
   EXPECT_LT(page.at("quick_database_oldest_vested_item_age_seconds" + db), 260);
   EXPECT_GE(page.at("quick_database_max_pointer_lag_seconds" + db), 100);
   EXPECT_LT(page.at("quick_database_max_pointer_lag_seconds" + db), 160);
+  EXPECT_EQ(page.at("quick_database_paused_tenants" + db), 1);
+  EXPECT_EQ(page.at("quick_database_paused_job_types" + db), 1);
   EXPECT_EQ(page.types.at("quick_database_items"), "gauge");
 
   // Per tenant: the 2 deepest and the 2 oldest zones, no more.

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -18,6 +19,12 @@ namespace quick::store {
 namespace {
 
 using quick::testing::DatabaseTest;
+
+// `metric` of `values`, -1 when it is missing.
+double value_of(const std::map<std::string, double>& values, const std::string& metric) {
+  const auto found = values.find(metric);
+  return found == values.end() ? -1 : found->second;
+}
 
 class QueueMetricsTest : public DatabaseTest {
  protected:
@@ -115,6 +122,62 @@ TEST_F(QueueMetricsTest, EstimatesAboveTheCountLimitDoNotDependOnTheStatisticsCo
   // the whole table would be more than all of them.
   EXPECT_GT(items_pages, 300);
   EXPECT_LT(items_read, items_pages / 2) << items_pages << " pages in quick.items";
+}
+
+// A paused tenant's pointer waits unvisited, and a paused job type's items stay vested, for as long
+// as the pause lasts: neither is a consumer falling behind. Before, acme's 30-minute-old pointer
+// and item and gamma's 30-minute-old report item set max_pointer_lag_seconds and
+// oldest_vested_item_age_seconds to 1800 while they were paused, and acme's
+// tenant_pointer_lag_seconds too, so QuickPointerLag and QuickOldestVestedItemTooOld fired
+// during any pause.
+TEST_F(QueueMetricsTest, PausedTenantsAndJobTypesAreLeftOutOfTheLagsAndAgesAndCounted) {
+  run("SELECT quick.enqueue('acme', 'job'), quick.enqueue('acme', 'job'), quick.enqueue('acme', 'job')");
+  run("SELECT quick.enqueue('beta', 'job'), quick.enqueue('gamma', 'report')");
+  run("UPDATE quick.items SET vesting_time = now() - interval '30 minutes', zone_time = now() - interval "
+      "'30 minutes' WHERE tenant IN ('acme', 'gamma')");
+  run("UPDATE quick.items SET vesting_time = now() - interval '20 seconds', zone_time = now() - interval "
+      "'20 seconds' WHERE tenant = 'beta'");
+  run("UPDATE quick.pointers SET vesting_time = now() - interval '30 minutes' WHERE tenant = 'acme'");
+  run("UPDATE quick.pointers SET vesting_time = now() - interval '10 seconds' WHERE tenant = 'beta'");
+  // As a visit leaves a zone holding only paused items: requeued for later.
+  run("UPDATE quick.pointers SET vesting_time = now() + interval '10 minutes' WHERE tenant = 'gamma'");
+
+  const auto tenant_lag = [](const std::vector<QueueMetric>& values, const std::string& tenant) {
+    for (const auto& value : values) {
+      if (value.metric == "tenant_pointer_lag_seconds" && value.tenant == tenant) return value.value;
+    }
+    return -1.0;
+  };
+  // What the queue looks like before the pauses: the lags are real.
+  auto values = metrics(5, 10000);
+  EXPECT_GE(values.at("max_pointer_lag_seconds"), 1800);
+  EXPECT_GE(values.at("oldest_vested_item_age_seconds"), 1800);
+  EXPECT_EQ(value_of(values, "paused_tenants"), 0);
+  EXPECT_EQ(value_of(values, "paused_job_types"), 0);
+
+  run("SELECT quick.pause_tenant('acme', 'test'), quick.pause_job_type('report', 'test')");
+  std::vector<QueueMetric> all;
+  {
+    pqxx::read_transaction txn(*conn_);
+    all = queue_metrics(txn, 5, 10000);
+    txn.commit();
+  }
+  values.clear();
+  for (const auto& value : all) {
+    if (!value.tenant) values[value.metric] = value.value;
+  }
+  // beta's pointer (10 s) and item (20 s) are the oldest that are not paused.
+  EXPECT_GE(values.at("max_pointer_lag_seconds"), 10);
+  EXPECT_LT(values.at("max_pointer_lag_seconds"), 600);
+  EXPECT_GE(values.at("oldest_vested_item_age_seconds"), 20);
+  EXPECT_LT(values.at("oldest_vested_item_age_seconds"), 600);
+  EXPECT_EQ(value_of(values, "paused_tenants"), 1);
+  EXPECT_EQ(value_of(values, "paused_job_types"), 1);
+  // The deepest zone is acme's, still listed with its depth, its lag 0 while paused.
+  EXPECT_EQ(tenant_lag(all, "acme"), 0);
+  EXPECT_GE(tenant_lag(all, "beta"), 10);
+  EXPECT_EQ(values.at("items"), 5);
+  EXPECT_EQ(values.at("vested_items"), 5);
 }
 
 }  // namespace

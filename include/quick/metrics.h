@@ -24,11 +24,16 @@
 // Database queries: one round (one quick.queue_metrics call per database) at most every
 // min_query_interval, however often Prometheus scrapes; a scrape in between gets the values of
 // the last round. Their cost is bounded by count_limit and top_tenants, not by the number of
-// tenants (docs/operations.md#metrics has a measurement at 1,000,000 tenants). A database that
-// cannot be queried is logged (logger quick.metrics) and reported as quick_database_up 0; it
-// never fails the scrape nor stops the consumer.
+// tenants (docs/operations.md#metrics has a measurement at 1,000,000 tenants). The databases are
+// queried at once, each on a thread of its own, and a render waits for a round at most
+// query_timeout after its start, however many databases hang. A database that cannot be queried,
+// or has not answered by then, is logged (logger quick.metrics) and reported as
+// quick_database_up 0; it never fails the scrape nor stops the consumer.
 //
-// Lifetime: the Consumer must outlive the Metrics or MetricsServer made from it.
+// Lifetime: the Consumer must outlive the Metrics or MetricsServer made from it. Destroying one
+// waits for its databases' rounds in progress: at once normally; against a database that does
+// not answer, up to its connect_timeout (5 s unless its URL sets one), or for a connection that
+// went silent mid-query until TCP gives up on it (about 30 s).
 // Thread safety: all methods may be called from any thread.
 #pragma once
 
@@ -53,8 +58,10 @@ struct MetricsOptions {
   std::chrono::milliseconds min_query_interval{5000};
   // Counts above this many rows are estimated (docs/operations.md#metrics): bounds a query's cost.
   int count_limit = 10000;
-  // statement_timeout of the metrics' own connection to each database.
-  std::chrono::milliseconds query_timeout{10000};
+  // statement_timeout of the metrics' own connection to each database, and the longest a render
+  // waits for a database's round: a round still running then is reported down (quick_database_up
+  // 0). Keep it below the scraper's timeout (Prometheus: scrape_timeout, 10 s by default).
+  std::chrono::milliseconds query_timeout{5000};
 };
 
 class Metrics {

@@ -47,17 +47,61 @@ const std::map<std::string, GaugeName>& gauge_names() {
 DatabaseGauges::DatabaseGauges(DatabaseConfig database, const std::string& consumer_id, const MetricsOptions& options)
     : database_(std::move(database)),
       options_(options),
-      session_(database_.url, "quick/" + consumer_id + "/metrics", options.query_timeout) {}
+      session_(database_.url, "quick/" + consumer_id + "/metrics", options.query_timeout),
+      thread_([this] { run(); }) {}
 
-DatabaseRound DatabaseGauges::current() {
+DatabaseGauges::~DatabaseGauges() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void DatabaseGauges::start_round_if_due() {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
-  if (!queried_ || now - *queried_ >= options_.min_query_interval) {
-    last_ = query();
-    queried_ = std::chrono::steady_clock::now();
-    rounds_.fetch_add(1);
+  if (running_ || (queried_ && now - *queried_ < options_.min_query_interval)) return;
+  running_ = true;
+  requested_ = true;
+  late_logged_ = false;
+  started_ = now;
+  rounds_.fetch_add(1);
+  wake_.notify_one();
+}
+
+DatabaseRound DatabaseGauges::current() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!ended_.wait_until(lock, started_ + options_.query_timeout, [this] { return !running_; })) {
+    const auto waited = std::chrono::steady_clock::now() - started_;
+    if (!late_logged_) {
+      late_logged_ = true;
+      util::component_logger("quick.metrics")
+          ->warn("database {}: queue metrics unavailable: no answer within query_timeout ({} ms); reported down",
+                 database_.name, options_.query_timeout.count());
+    }
+    DatabaseRound late;
+    late.seconds = std::chrono::duration<double>(waited).count();
+    return late;
   }
   return last_;
+}
+
+void DatabaseGauges::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || requested_; });
+    if (stopping_) return;
+    requested_ = false;
+    lock.unlock();
+    DatabaseRound round = query();
+    lock.lock();
+    last_ = std::move(round);
+    queried_ = std::chrono::steady_clock::now();
+    running_ = false;
+    ended_.notify_all();
+  }
 }
 
 DatabaseRound DatabaseGauges::query() {
@@ -80,12 +124,15 @@ DatabaseRound DatabaseGauges::query() {
 }
 
 void DatabaseGauges::add_to(Exposition& out) {
+  start_round_if_due();
   const DatabaseRound round = current();
   const Labels database{{"database", database_.name}};
   out.add("quick_database_up", MetricType::kGauge, "1 when the last round of queue metrics queries succeeded.",
           database, round.up ? 1 : 0);
-  out.add("quick_database_query_seconds", MetricType::kGauge, "How long the last round of queue metrics queries took.",
-          database, round.seconds);
+  if (round.up) {
+    out.add("quick_database_query_seconds", MetricType::kGauge,
+            "How long the last round of queue metrics queries took.", database, round.seconds);
+  }
   out.add("quick_metrics_database_queries_total", MetricType::kCounter,
           "Rounds of queue metrics queries (at most one per min_query_interval).", database,
           static_cast<double>(rounds()));

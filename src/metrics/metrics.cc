@@ -41,6 +41,9 @@ class Metrics::Impl {
   std::string render() {
     metrics::Exposition out;
     metrics::add_consumer_metrics(out, consumer_.config().consumer_id, consumer_.stats());
+    // Every database's round first, so that they run at once: the render then waits at most
+    // query_timeout, however many databases do not answer.
+    for (auto& database : databases_) database->start_round_if_due();
     for (auto& database : databases_) database->add_to(out);
     return out.text();
   }

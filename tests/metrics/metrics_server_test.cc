@@ -12,6 +12,7 @@
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/metrics_text.h"
+#include "support/silent_listener.h"
 #include "support/test_database.h"
 
 namespace quick {
@@ -226,6 +227,55 @@ TEST_F(MetricsServerTest, AnUnreachableDatabaseIsReportedDownNotThrown) {
   EXPECT_EQ(page.at(R"(quick_database_up{database="main"})"), 0);
   EXPECT_FALSE(page.has(R"(quick_database_items{database="main"})"));
   EXPECT_TRUE(page.has(R"(quick_scans_total{consumer="down"})"));
+}
+
+// Two databases that take connections and never answer (a hung server, a proxy in front of a
+// vanished one), beside a healthy one: the databases are queried at once, and a render waits for
+// no round longer than query_timeout after its start. Before, they were queried one after the
+// other, each for its whole connect_timeout (6 s here): the render took 12 s, past Prometheus's
+// default scrape timeout of 10 s, so that quick_database_up 0 never reached it.
+TEST_F(MetricsServerTest, DatabasesThatNeverAnswerDoNotHoldUpTheRender) {
+  auto first_silent = std::make_unique<SilentListener>();
+  auto second_silent = std::make_unique<SilentListener>();
+  auto config = fast_config(url(), "silent");
+  config.databases = {DatabaseConfig{"silent1", first_silent->url() + " connect_timeout=6"},
+                      DatabaseConfig{"main", url()},
+                      DatabaseConfig{"silent2", second_silent->url() + " connect_timeout=6"}};
+  Consumer consumer(config);
+  consumer.handle("job", [](JobContext&) { return JobResult::done(); });
+  MetricsOptions options;
+  options.query_timeout = seconds(3);
+  Metrics metrics(consumer, options);
+
+  const auto render_ms = [&](MetricsPage& page) {
+    const auto start = Clock::now();
+    page = parse_metrics(metrics.render());
+    return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  };
+  MetricsPage page;
+  EXPECT_LT(render_ms(page), 8000) << "the render waited for the silent databases one after the other";
+  for (const std::string silent : {"silent1", "silent2"}) {
+    const std::string db = R"({database=")" + silent + R"("})";
+    EXPECT_EQ(page.at("quick_database_up" + db), 0) << silent;
+    EXPECT_FALSE(page.has("quick_database_items" + db)) << silent;
+    EXPECT_FALSE(page.has("quick_database_query_seconds" + db)) << silent;
+    EXPECT_EQ(page.at("quick_metrics_database_queries_total" + db), 1) << silent;
+  }
+  const std::string main = R"({database="main"})";
+  EXPECT_EQ(page.at("quick_database_up" + main), 1);
+  EXPECT_EQ(page.at("quick_database_items" + main), 0);
+  EXPECT_TRUE(page.has("quick_database_query_seconds" + main));
+  EXPECT_TRUE(page.has(R"(quick_scans_total{consumer="silent"})"));
+
+  // The next render does not wait again for rounds already past query_timeout: still down, and
+  // no second round of theirs started while the first is running.
+  EXPECT_LT(render_ms(page), 2000);
+  EXPECT_EQ(page.at(R"(quick_database_up{database="silent1"})"), 0);
+  EXPECT_EQ(page.at(R"(quick_metrics_database_queries_total{database="silent1"})"), 1);
+  EXPECT_EQ(page.at("quick_database_up" + main), 1);
+  // Closing the listeners ends the rounds still connecting, so that the Metrics go away promptly.
+  first_silent.reset();
+  second_silent.reset();
 }
 
 TEST_F(MetricsServerTest, StopIsPromptAndIdempotentAndBadAddressesAreRefused) {

@@ -47,6 +47,8 @@
 namespace quick {
 
 inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+// The largest MetricsOptions::count_limit.
+inline constexpr int kMaxCountLimit = 1'000'000;
 
 struct MetricsOptions {
   // host:port (or [ipv6]:port) MetricsServer listens on; port 0 picks a free port (see port()).
@@ -57,6 +59,7 @@ struct MetricsOptions {
   // A database is queried at most once per interval, whatever the scrape rate.
   std::chrono::milliseconds min_query_interval{5000};
   // Counts above this many rows are estimated (docs/operations.md#metrics): bounds a query's cost.
+  // 1 to kMaxCountLimit.
   int count_limit = 10000;
   // statement_timeout of the metrics' own connection to each database, and the longest a render
   // waits for a database's round: a round still running then is reported down (quick_database_up

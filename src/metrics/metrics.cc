@@ -16,8 +16,11 @@ void validate(const MetricsOptions& options) {
     throw InvalidArgument("MetricsOptions::top_tenants must be from 0 to 1000, got " +
                           std::to_string(options.top_tenants));
   }
-  if (options.count_limit < 1) {
-    throw InvalidArgument("MetricsOptions::count_limit must be positive, got " + std::to_string(options.count_limit));
+  // Above a million rows a sample costs more than a metrics round should (100,000 already spills
+  // to a temporary file: docs/operations.md#metrics).
+  if (options.count_limit < 1 || options.count_limit > kMaxCountLimit) {
+    throw InvalidArgument("MetricsOptions::count_limit must be from 1 to " + std::to_string(kMaxCountLimit) + ", got " +
+                          std::to_string(options.count_limit));
   }
   if (options.min_query_interval.count() < 0) throw InvalidArgument("MetricsOptions::min_query_interval is negative");
   if (options.query_timeout.count() <= 0) throw InvalidArgument("MetricsOptions::query_timeout must be positive");

@@ -2,10 +2,12 @@
 // consumer's counters and histograms per job type scraped over HTTP, the database gauges of a known
 // queue state, bounded per-tenant series, a query rate independent of the scrape rate, an
 // unreachable database reported rather than thrown, and the server's lifecycle.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <httplib.h>
 
+#include <limits>
 #include <set>
 
 #include "quick/quick.h"
@@ -19,6 +21,7 @@ namespace quick {
 namespace {
 
 using namespace testing;
+using ::testing::HasSubstr;
 
 // GET /metrics from a running server.
 MetricsPage scrape(int port, std::string* content_type = nullptr) {
@@ -316,6 +319,30 @@ TEST_F(MetricsServerTest, StopIsPromptAndIdempotentAndBadAddressesAreRefused) {
   auto options = local_options();
   options.top_tenants = -1;
   EXPECT_THROW(Metrics(consumer, options), InvalidArgument);
+}
+
+// count_limit + 1 rows are counted: at INT_MAX that overflowed quick.queue_metrics's integer
+// arithmetic, and the database was reported down on every round. Now the options refuse it.
+TEST_F(MetricsServerTest, ACountLimitAboveAMillionIsRefusedNamingTheOption) {
+  const auto idle = idle_consumer(url(), "limits");
+  const Consumer& consumer = *idle;
+  for (const int bad : {0, -1, 1'000'001, std::numeric_limits<int>::max()}) {
+    MetricsOptions options;
+    options.count_limit = bad;
+    try {
+      Metrics metrics(consumer, options);
+      ADD_FAILURE() << "count_limit " << bad << " was accepted";
+    } catch (const InvalidArgument& error) {
+      EXPECT_THAT(error.what(),
+                  HasSubstr("MetricsOptions::count_limit must be from 1 to 1000000, got " + std::to_string(bad)));
+    }
+  }
+  MetricsOptions largest;
+  largest.count_limit = 1'000'000;
+  Metrics metrics(consumer, largest);
+  const auto page = parse_metrics(metrics.render());
+  EXPECT_EQ(page.at(R"(quick_database_up{database="main"})"), 1);
+  EXPECT_EQ(page.at(R"(quick_database_exact_items{database="main"})"), 1);
 }
 
 }  // namespace

@@ -18,8 +18,9 @@
 // consumer counts under job_type="(other)"), handler-duration and pickup-latency histograms, and
 // per database the queue's depth, vested and leased items, oldest vested item age and max pointer
 // lag (paused tenants and job types left out), paused tenants and job types, dead items, and the
-// same for the top_tenants deepest and oldest zones only, so that the number of series stays
-// bounded with millions of tenants.
+// same for the top_tenants deepest and oldest zones only: at most 2 x top_tenants tenants per
+// scrape, but the tenants change from round to round, so the series a scraper stores over time
+// grow with the number of tenants (top_tenants 0 turns them off; docs/operations.md#metrics).
 //
 // Database queries: one round (one quick.queue_metrics call per database) at most every
 // min_query_interval, however often Prometheus scrapes; a scrape in between gets the values of

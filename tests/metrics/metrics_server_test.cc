@@ -181,6 +181,22 @@ TEST_F(MetricsServerTest, DatabaseGaugesReflectAKnownQueueStateWithBoundedTenant
   EXPECT_EQ(page.series_of("quick_tenant_pointer_lag_seconds").size(), tenants.size());
 }
 
+// The per-tenant series change from round to round, so operations.md offers top_tenants 0 to turn
+// them off: then there are none, and the database-wide gauges are all there.
+TEST_F(MetricsServerTest, TopTenantsZeroLeavesOutEveryPerTenantSeries) {
+  enqueue_items(url(), 6, 3, "job");
+  query("UPDATE quick.pointers SET vesting_time = now() - interval '100 seconds'");
+  MetricsOptions options;
+  options.top_tenants = 0;
+  const auto page = render_once(options);
+  const std::string db = R"({database="main"})";
+  EXPECT_TRUE(page.series_of("quick_tenant_items").empty());
+  EXPECT_TRUE(page.series_of("quick_tenant_pointer_lag_seconds").empty());
+  EXPECT_EQ(page.at("quick_database_items" + db), 6);
+  EXPECT_EQ(page.at("quick_database_zones" + db), 3);
+  EXPECT_GE(page.at("quick_database_max_pointer_lag_seconds" + db), 100);
+}
+
 TEST_F(MetricsServerTest, CountsAboveTheCountLimitAreEstimatedAndSaySo) {
   enqueue_items(url(), 10, 10, "job");
   MetricsOptions options;

@@ -95,10 +95,16 @@ TEST(ArrayLiteral, Booleans) {
 
 TEST(IntervalText, Microseconds) {
   EXPECT_EQ(interval_text(microseconds(0)), "0 microseconds");
-  EXPECT_EQ(interval_text(milliseconds(1500)), "1500000 microseconds");
   EXPECT_EQ(interval_text(microseconds(1)), "1 microseconds");
-  EXPECT_EQ(interval_text(hours(24)), "86400000000 microseconds");
+  EXPECT_EQ(interval_text(microseconds(hours(24))), "86400000000 microseconds");
   EXPECT_EQ(interval_text(microseconds(-250)), "-250 microseconds");
+}
+
+// Milliseconds stay milliseconds: converted to microseconds, 18446744073709552 ms would wrap.
+TEST(IntervalText, Milliseconds) {
+  EXPECT_EQ(interval_text(milliseconds(1500)), "1500 milliseconds");
+  EXPECT_EQ(interval_text(milliseconds(hours(24))), "86400000 milliseconds");
+  EXPECT_EQ(interval_text(milliseconds(18446744073709552LL)), "18446744073709552 milliseconds");
 }
 
 TEST(ParseOutcome, KnownValues) {

@@ -69,8 +69,8 @@ struct PendingBatch {
 // An acknowledgment written alone waits this long at most for a row another session holds (a
 // handler's own transaction, a tenant move copying the zone), where a batch waits a second: it
 // stays pending and is tried again at the next flush.
-constexpr const char* kLockTimeoutAlone = "50ms";
-constexpr const char* kLockTimeoutBatch = "1000ms";  // the session's, as it connects (below)
+constexpr std::chrono::milliseconds kLockTimeoutAlone{50};
+constexpr std::chrono::milliseconds kLockTimeoutBatch{1000};  // the session's, set as it connects
 
 bool lock_not_available(const store::ErrorClassification& error) { return error.sqlstate == "55P03"; }
 
@@ -84,10 +84,11 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<util::RetryDelay> retry_delays;
   std::vector<PendingBatch> pending(core.databases.size());
   for (const auto& runtime : core.databases) {
-    // lock_timeout: an acknowledgment that meets a row a handler's own transaction holds fails
-    // after a second and is retried, instead of holding up every acknowledgment behind it.
+    // lock_timeout: a batch that meets a row another session holds fails after a second, and is
+    // then written one acknowledgment at a time (write_one_at_a_time), instead of holding up
+    // every acknowledgment behind it.
     sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer", std::nullopt,
-                          std::chrono::milliseconds(1000));
+                          kLockTimeoutBatch);
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
 
@@ -122,8 +123,9 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     std::vector<store::Ack> left;  // still pending afterwards, in their order
     std::size_t done = 0;
     bool failed = false;
-    auto set_lock_timeout = [&](const char* timeout) {
-      pqxx::nontransaction(sessions[db].connection()).exec(std::string("SET lock_timeout = '") + timeout + "'");
+    auto set_lock_timeout = [&](std::chrono::milliseconds timeout) {
+      pqxx::nontransaction(sessions[db].connection())
+          .exec("SET lock_timeout = '" + std::to_string(timeout.count()) + "ms'");
     };
     try {
       set_lock_timeout(kLockTimeoutAlone);

@@ -113,6 +113,27 @@ TEST(DockerFiles, ComposeWiresPostgresMigrateAndWorkerInOrder) {
   }
 }
 
+// The postgres image's entrypoint initializes a fresh volume with a temporary server that listens
+// on the Unix socket only; a pg_isready through the socket finds it ready, compose starts migrate,
+// whose TCP connection to postgres:5432 is refused (and the worker, which waits for migrate's
+// success, never starts). The healthcheck must probe over TCP, as migrate connects.
+TEST(DockerFiles, PostgresHealthcheckProbesOverTcp) {
+  const YAML::Node test = compose()["services"]["postgres"]["healthcheck"]["test"];
+  ASSERT_TRUE(test && test.IsSequence());
+  const auto words = test.as<std::vector<std::string>>();
+  ASSERT_GE(words.size(), 2u);
+  ASSERT_EQ(words[0], "CMD") << "an exec-form command: no shell between compose and pg_isready";
+  ASSERT_EQ(words[1], "pg_isready");
+  std::optional<std::string> host;
+  for (std::size_t i = 2; i < words.size(); ++i) {
+    if (words[i].rfind("--host=", 0) == 0) host = words[i].substr(7);
+    if ((words[i] == "-h" || words[i] == "--host") && i + 1 < words.size()) host = words[i + 1];
+  }
+  ASSERT_TRUE(host.has_value()) << "pg_isready without a host probes the Unix socket";
+  EXPECT_FALSE(host->empty());
+  EXPECT_NE(host->front(), '/') << "a directory is a Unix socket, not TCP";
+}
+
 // The variables migrate and worker get are the ones the code reads, and they point at the
 // postgres service with its own user, password and database.
 TEST(DockerFiles, ServicesSetTheDatabaseVariableTheCodeReads) {

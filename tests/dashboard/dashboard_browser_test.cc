@@ -27,6 +27,29 @@ using ::testing::HasSubstr;
 
 constexpr const char* kToken = "browser-test-token";
 
+// Run before the page's own script (BrowserSession::run_before_page_scripts): the page's timers
+// run ten times as fast (its 5 s refresh every 0.5 s), and window.requests counts its requests
+// per "METHOD /path": how many started and finished, how many are in flight now and at most at once.
+constexpr const char* kPageWatch = R"js(
+(() => {
+  const scale = 10;
+  const setTimeout_ = window.setTimeout.bind(window), setInterval_ = window.setInterval.bind(window);
+  window.setTimeout = (f, ms, ...rest) => setTimeout_(f, (ms || 0) / scale, ...rest);
+  window.setInterval = (f, ms, ...rest) => setInterval_(f, (ms || 0) / scale, ...rest);
+  window.requests = {};
+  const fetch_ = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    const key = ((init && init.method) || "GET") + " " + new URL(String(input), location.href).pathname;
+    const r = window.requests[key] ||
+              (window.requests[key] = { started: 0, finished: 0, in_flight: 0, max_in_flight: 0 });
+    r.started++;
+    r.in_flight++;
+    r.max_in_flight = Math.max(r.max_in_flight, r.in_flight);
+    return fetch_(input, init).finally(() => { r.in_flight--; r.finished++; });
+  };
+})();
+)js";
+
 class DashboardBrowserTest : public DatabaseTest {
  protected:
   static void screenshot(BrowserSession& browser, const std::string& name) {
@@ -39,6 +62,16 @@ class DashboardBrowserTest : public DatabaseTest {
   }
   static bool shows_substring(BrowserSession& browser, const std::string& css, const std::string& expected) {
     return browser.text(css).value_or("").find(expected) != std::string::npos;
+  }
+  // What kPageWatch counted of the page's requests `key` ("GET /api/overview"): zeros if none.
+  static nlohmann::json requests(BrowserSession& browser, const std::string& key) {
+    const auto counted = browser.execute("return (window.requests || {})[arguments[0]] || null;", {key});
+    if (!counted.is_null()) return counted;
+    return {{"started", 0}, {"finished", 0}, {"in_flight", 0}, {"max_in_flight", 0}};
+  }
+  static std::string class_of(BrowserSession& browser, const std::string& css) {
+    return browser.execute("const e = document.querySelector(arguments[0]); return e ? e.className : '';", {css})
+        .get<std::string>();
   }
 };
 
@@ -172,6 +205,35 @@ TEST_F(DashboardBrowserTest, ShowsEveryDatabaseAndTheOneChosenInDetail) {
   EXPECT_TRUE(
       eventually([&] { return shows_substring(browser, "#paused tbody", "only here"); }, seconds(10), milliseconds(50)))
       << "the chosen database's pauses: " << browser.text("#paused").value_or("");
+}
+
+TEST_F(DashboardBrowserTest, AsksOneOverviewAtATimeAndSaysSoWhenTheServerDoesNotAnswer) {
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.statement_timeout = std::chrono::seconds(60);  // the requests wait for the lock below
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#summary-items", "0"); }, seconds(10), milliseconds(50)));
+
+  // The database stops answering: every overview waits for this lock. The page says so once its
+  // request has waited 20 s (2 s here), and meanwhile asks no second overview.
+  pqxx::connection locker(url());
+  pqxx::work lock(locker);
+  lock.exec("LOCK TABLE quick.dead_items IN ACCESS EXCLUSIVE MODE");
+  const bool said_so = eventually([&] { return shows_substring(browser, "#status", "cannot refresh"); }, seconds(5),
+                                  milliseconds(50));
+  EXPECT_TRUE(said_so) << "status: " << browser.text("#status").value_or("");
+  EXPECT_EQ(requests(browser, "GET /api/overview")["max_in_flight"], 1) << requests(browser, "GET /api/overview");
+  EXPECT_EQ(class_of(browser, "#status"), "status error");
+
+  // The database answers again: so does the page, by itself.
+  lock.abort();
+  EXPECT_TRUE(eventually([&] { return shows_substring(browser, "#status", "updated"); }, seconds(5), milliseconds(50)))
+      << "status: " << browser.text("#status").value_or("");
+  EXPECT_EQ(requests(browser, "GET /api/overview")["max_in_flight"], 1) << requests(browser, "GET /api/overview");
 }
 
 }  // namespace

@@ -148,7 +148,8 @@ nlohmann::json BrowserSession::command(const std::string& method, const std::str
   const auto answer = nlohmann::json::parse(response->body, nullptr, false);
   if (answer.is_discarded()) throw std::runtime_error("WebDriver " + path + ": not JSON: " + response->body);
   if (response->status != 200) {
-    throw std::runtime_error("WebDriver " + method + " " + path + " failed (" + std::to_string(response->status) +
+    throw std::runtime_error("WebDriver " + method + " " + path + " failed (" + std::to_string(response->status) + " " +
+                             answer["value"].value("error", "") +
                              "): " + answer["value"].value("message", response->body));
   }
   return answer["value"];
@@ -203,6 +204,24 @@ void BrowserSession::type(const std::string& css, const std::string& keys) {
 nlohmann::json BrowserSession::execute(const std::string& script, const nlohmann::json& args) {
   return command("POST", "/session/" + session_id_ + "/execute/sync", {{"script", script}, {"args", args}});
 }
+
+void BrowserSession::run_before_page_scripts(const std::string& source) {
+  command("POST", "/session/" + session_id_ + "/goog/cdp/execute",
+          {{"cmd", "Page.addScriptToEvaluateOnNewDocument"}, {"params", {{"source", source}}}});
+}
+
+std::optional<std::string> BrowserSession::dialog_text() {
+  try {
+    return command("GET", "/session/" + session_id_ + "/alert/text").get<std::string>();
+  } catch (const std::runtime_error& error) {
+    if (std::string(error.what()).find("no such alert") != std::string::npos) return std::nullopt;
+    throw;
+  }
+}
+
+void BrowserSession::accept_dialog() { command("POST", "/session/" + session_id_ + "/alert/accept"); }
+
+void BrowserSession::dismiss_dialog() { command("POST", "/session/" + session_id_ + "/alert/dismiss"); }
 
 std::string BrowserSession::screenshot_png() {
   return base64_decode(command("GET", "/session/" + session_id_ + "/screenshot").get<std::string>());

@@ -63,6 +63,14 @@ class BrowserSession {
   void type(const std::string& css, const std::string& keys);
   // Runs `script` (a function body; `arguments` holds `args`) in the page; returns its value.
   nlohmann::json execute(const std::string& script, const nlohmann::json& args = nlohmann::json::array());
+  // Runs `source` in every page loaded from now on, before the page's own scripts (Chromium's
+  // Page.addScriptToEvaluateOnNewDocument): to watch or pace what the page does.
+  void run_before_page_scripts(const std::string& source);
+  // The text of the dialog (alert, confirm) the page shows now; nothing when it shows none.
+  std::optional<std::string> dialog_text();
+  // Answers the dialog the page shows now: OK, or Cancel. Throws when it shows none.
+  void accept_dialog();
+  void dismiss_dialog();
   // A PNG of the window.
   std::string screenshot_png();
   void save_screenshot(const std::filesystem::path& file);

@@ -4,6 +4,9 @@
 "use strict";
 
 const POLL_MS = 5000;  // a refresh costs ~0.3 s of database time at a million tenants (docs/operations.md)
+// A request unanswered this long is given up, and the page says so: the server answers within its
+// statement_timeout plus a connect_timeout (5 s each by default), or not at all.
+const REQUEST_TIMEOUT_MS = 20000;
 const TOKEN_KEY = "quick-dashboard-token";  // sessionStorage: gone when the tab closes
 let previous = null;  // the overview the rates are measured from, and when it came
 let rates = {};  // job type -> {items, dead} per second
@@ -94,10 +97,22 @@ function showMessage(text, isError) {
 }
 
 async function getJson(path) {
-  const response = await fetch(path, { cache: "no-store" });
-  const body = await response.json().catch(() => ({ error: "HTTP " + response.status }));
-  if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
-  return body;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
+  try {
+    const response = await fetch(path, { cache: "no-store", signal: controller.signal });
+    const body = await response.json().catch((error) => {
+      if (error.name === "AbortError") throw error;
+      return { error: "HTTP " + response.status };
+    });
+    if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+    return body;
+  } catch (error) {
+    if (error.name === "AbortError") throw new Error("no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s");
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // POSTs an action with the admin token; shows what it did, then refreshes.
@@ -335,10 +350,16 @@ function wire() {
   });
 }
 
+// Refreshes, then waits POLL_MS after the answers (or their timeouts) before the next refresh, so
+// that a slow or unreachable server never has more than one refresh of this page to answer.
+async function poll() {
+  try {
+    await refresh();
+    if (selectedDeadIds().length === 0) await searchDeadItems();
+  } finally {
+    setTimeout(poll, POLL_MS);
+  }
+}
+
 wire();
-refresh();
-searchDeadItems();
-setInterval(() => {
-  refresh();
-  if (selectedDeadIds().length === 0) searchDeadItems();
-}, POLL_MS);
+poll();

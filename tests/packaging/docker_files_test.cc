@@ -213,12 +213,31 @@ TEST(DockerFiles, DockerfileBuildsWithTheProjectScripts) {
   ASSERT_EQ(targets.exit_code, 0) << targets.output;
   EXPECT_NE(targets.output.find("quick_cli"), std::string::npos) << "no target quick_cli to build";
 
-  EXPECT_NE(text.find("ENTRYPOINT [\"quick\"]"), std::string::npos);
   std::smatch user;
   ASSERT_TRUE(std::regex_search(text, user, std::regex("\\nUSER +([^\\s]+)"))) << "the image must not run as root";
   EXPECT_NE(user[1].str(), "root");
   EXPECT_NE(user[1].str(), "0");
   EXPECT_NE(text.find("/opt/quick/share/quick"), std::string::npos) << "the SQL files are part of the image";
+}
+
+// The entrypoint runs quick under an init. In a container the entrypoint is process 1, which
+// inherits every orphan: quick worker kills what a job command left in its process group once
+// the command exits, and those processes, their parent gone, become process 1's children. quick
+// waits only for the children it started, so as process 1 it left each of them a zombie for the
+// container's life. tini, as process 1, reaps them and passes SIGTERM on to quick.
+TEST(DockerFiles, EntrypointRunsQuickUnderAnInitThatReapsOrphans) {
+  const std::string text = dockerfile();
+  std::smatch entrypoint;
+  ASSERT_TRUE(std::regex_search(text, entrypoint, std::regex("\\nENTRYPOINT +(\\[[^\\n]*\\])")))
+      << "no exec-form ENTRYPOINT";
+  const auto words = YAML::Load(entrypoint[1].str()).as<std::vector<std::string>>();  // JSON is YAML
+  ASSERT_EQ(words.size(), 3u) << entrypoint[1];
+  EXPECT_EQ(words[0], "/usr/bin/tini") << "process 1 must be an init that reaps orphans";
+  EXPECT_EQ(words[1], "--");
+  EXPECT_EQ(words[2], "quick");
+  const std::string runtime = text.substr(text.rfind("\nFROM "));
+  EXPECT_TRUE(std::regex_search(runtime, std::regex("[ \\\\\\n]tini[ \\\\\\n]")))
+      << "the runtime stage does not install tini";
 }
 
 // The runtime stage installs the Debian package of each shared library `quick` links, besides

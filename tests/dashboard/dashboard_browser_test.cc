@@ -236,5 +236,48 @@ TEST_F(DashboardBrowserTest, AsksOneOverviewAtATimeAndSaysSoWhenTheServerDoesNot
   EXPECT_EQ(requests(browser, "GET /api/overview")["max_in_flight"], 1) << requests(browser, "GET /api/overview");
 }
 
+TEST_F(DashboardBrowserTest, AnAnswerForTheDatabaseShownBeforeDoesNotReplaceTheOneChosenSince) {
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  enqueue_items(url(), 2, 1, "job", "first-db");
+  enqueue_items(second.url(), 7, 2, "job", "second-db");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}, {"second", second.url()}};
+  options.statement_timeout = std::chrono::seconds(60);
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#summary-items", "2"); }, seconds(10), milliseconds(50)));
+
+  // main's next refresh waits for this lock (main's summary, which second's overview shows too,
+  // does not); meanwhile the user chooses second, which answers.
+  pqxx::connection locker(url());
+  pqxx::work lock(locker);
+  lock.exec("LOCK TABLE quick.paused IN ACCESS EXCLUSIVE MODE");
+  const int finished = requests(browser, "GET /api/overview")["finished"].get<int>();
+  ASSERT_TRUE(eventually([&] { return requests(browser, "GET /api/overview")["in_flight"].get<int>() > 0; }, seconds(5),
+                         milliseconds(20)));
+  browser.click("button.select-database[data-database='second']");
+  ASSERT_TRUE(
+      eventually([&] { return shows(browser, "#database-name", "second") && shows(browser, "#summary-items", "7"); },
+                 seconds(5), milliseconds(20)));
+
+  // main's answer comes late: the page keeps showing second.
+  lock.abort();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto counted = requests(browser, "GET /api/overview");
+        return counted["in_flight"].get<int>() == 0 && counted["finished"].get<int>() >= finished + 2;
+      },
+      seconds(5), milliseconds(20)));
+  EXPECT_TRUE(shows(browser, "#database-name", "second") && shows(browser, "#summary-items", "7"))
+      << browser.text("#database-name").value_or("?") << ": " << browser.text("#summary-items").value_or("?");
+}
+
 }  // namespace
 }  // namespace quick::testing

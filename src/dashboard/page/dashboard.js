@@ -14,6 +14,10 @@ const MIN_RATE_INTERVAL_MS = 1500;  // a refresh right after an action would giv
 let readOnly = true;
 let shownDeadItems = null;  // the dead items the table shows, as JSON
 let selectedDatabase = null;  // the database shown in detail; null: the server's first
+// Answers can come back in another order than their requests went (a poll's and an action's, or
+// the last database's after another one was chosen): each request takes the next number, and an
+// answer older than the one shown, or for a database no longer selected, is dropped.
+let overviewAsked = 0, overviewShown = 0, deadItemsAsked = 0, deadItemsShown = 0;
 
 // `path` for the selected database: every API route takes ?database=NAME.
 function withDatabase(path) {
@@ -260,8 +264,13 @@ function ratesSince(data, now) {
 }
 
 async function refresh() {
+  const asked = ++overviewAsked;
+  const database = selectedDatabase;
+  const current = () => asked > overviewShown && database === selectedDatabase;
   try {
     const data = await getJson(withDatabase("/api/overview"));
+    if (!current()) return;
+    overviewShown = asked;
     const now = Date.now();
     if (!previous || now - previous.at >= MIN_RATE_INTERVAL_MS) {
       rates = ratesSince(data, now);
@@ -271,6 +280,8 @@ async function refresh() {
     $("status").textContent = "updated " + new Date(now).toLocaleTimeString();
     $("status").className = "status";
   } catch (error) {
+    if (!current()) return;
+    overviewShown = asked;
     $("status").textContent = "cannot refresh: " + error.message;
     $("status").className = "status error";
   }
@@ -286,8 +297,13 @@ function deadFilter() {
 }
 
 async function searchDeadItems() {
+  const asked = ++deadItemsAsked;
+  const database = selectedDatabase;
+  const current = () => asked > deadItemsShown && database === selectedDatabase;
   try {
     const data = await getJson(withDatabase("/api/dead_items?" + new URLSearchParams(deadFilter()).toString()));
+    if (!current()) return;
+    deadItemsShown = asked;
     // Unchanged since the last search: keep the rows (and whatever the user is about to click).
     const text = JSON.stringify(data.dead_items);
     if (text === shownDeadItems) return;
@@ -303,6 +319,8 @@ async function searchDeadItems() {
       ];
     }, "no dead items match");
   } catch (error) {
+    if (!current()) return;
+    deadItemsShown = asked;
     showMessage("dead items: " + error.message, true);
   }
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "quick/database.h"
+#include "support/cleanup_on_signal.h"
 #include "support/experiment.h"
 #include "support/results_folder.h"
 
@@ -80,6 +82,11 @@ std::string describe_environment(const std::string& url, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, before any thread: a signal drops the scratch databases and stops the clusters of the
+  // experiment running (support/cleanup_on_signal.h).
+  quick::bench::handle_termination_signals([](int signal_number) {
+    return std::string("quick_bench: ") + ::strsignal(signal_number) + ": dropping the scratch databases, then exiting";
+  });
   // Consumers log their starts and stops at info: too chatty next to the progress lines.
   spdlog::set_level(spdlog::level::warn);
   spdlog::cfg::load_env_levels();

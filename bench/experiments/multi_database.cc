@@ -46,6 +46,7 @@
 #include "quick/migrate.h"
 #include "quick/placement.h"
 #include "quick/producer.h"
+#include "support/cleanup_on_signal.h"
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/load.h"
@@ -75,7 +76,8 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
 }
 
 // PostgreSQL clusters of this experiment's own, under one temporary directory; stopped and
-// deleted by the destructor, however the experiment ends (short of the process being killed).
+// deleted by the destructor, however the experiment ends, and by quick_bench's signal thread when
+// a signal ends it (support/cleanup_on_signal.h); only a process killed outright leaves them.
 class ScratchClusters {
  public:
   ScratchClusters() {
@@ -85,8 +87,60 @@ class ScratchClusters {
     // As root the servers run as the postgres OS user, which must reach the state directories.
     fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
+    on_signal_ = std::make_unique<CleanupOnSignal>([this] { stop_and_delete(); });
   }
   ~ScratchClusters() {
+    stop_and_delete();
+    on_signal_.reset();
+  }
+  ScratchClusters(const ScratchClusters&) = delete;
+  ScratchClusters& operator=(const ScratchClusters&) = delete;
+
+  // Creates and starts one more cluster; returns its index.
+  std::size_t add() {
+    const fs::path state = dir_ / ("cluster-" + std::to_string(size() + 1));
+    fs::create_directory(state);
+    fs::permissions(state, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+    local_postgres::LocalCluster* cluster = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      clusters_.push_back(std::make_unique<local_postgres::LocalCluster>(state));
+      cluster = clusters_.back().get();
+    }
+    cluster->start();
+    return size() - 1;
+  }
+
+  // Creates database `name` in cluster `index`, migrated; returns its connection string.
+  std::string create_database(std::size_t index, const std::string& name) {
+    auto& cluster = this->cluster(index);
+    {
+      pqxx::connection admin(cluster.connection_string("quick"));
+      pqxx::nontransaction session(admin);
+      session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name));
+      session.exec("CREATE DATABASE " + session.quote_name(name));
+    }
+    const std::string url = cluster.connection_string(name);
+    pqxx::connection conn(url);
+    migrate(conn);
+    return url;
+  }
+
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return clusters_.size();
+  }
+
+ private:
+  local_postgres::LocalCluster& cluster(std::size_t index) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return *clusters_.at(index);
+  }
+
+  // Stops every cluster and deletes its files. Idempotent; from the destructor or the signal thread.
+  void stop_and_delete() {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (auto& cluster : clusters_) {
       try {
         cluster->stop();
@@ -101,40 +155,11 @@ class ScratchClusters {
     std::error_code ignored;
     fs::remove_all(dir_, ignored);
   }
-  ScratchClusters(const ScratchClusters&) = delete;
-  ScratchClusters& operator=(const ScratchClusters&) = delete;
 
-  // Creates and starts one more cluster; returns its index.
-  std::size_t add() {
-    const fs::path state = dir_ / ("cluster-" + std::to_string(clusters_.size() + 1));
-    fs::create_directory(state);
-    fs::permissions(state, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec);
-    clusters_.push_back(std::make_unique<local_postgres::LocalCluster>(state));
-    clusters_.back()->start();
-    return clusters_.size() - 1;
-  }
-
-  // Creates database `name` in cluster `index`, migrated; returns its connection string.
-  std::string create_database(std::size_t index, const std::string& name) {
-    auto& cluster = *clusters_.at(index);
-    {
-      pqxx::connection admin(cluster.connection_string("quick"));
-      pqxx::nontransaction session(admin);
-      session.exec("DROP DATABASE IF EXISTS " + session.quote_name(name));
-      session.exec("CREATE DATABASE " + session.quote_name(name));
-    }
-    const std::string url = cluster.connection_string(name);
-    pqxx::connection conn(url);
-    migrate(conn);
-    return url;
-  }
-
-  std::size_t size() const { return clusters_.size(); }
-
- private:
   fs::path dir_;
-  std::vector<std::unique_ptr<local_postgres::LocalCluster>> clusters_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<local_postgres::LocalCluster>> clusters_;  // guarded by mutex_
+  std::unique_ptr<CleanupOnSignal> on_signal_;
 };
 
 // Latencies with the time they were recorded, so that each window gets its own percentiles.

@@ -1,5 +1,7 @@
 // Scratch databases for benchmarks: each experiment gets its own, freshly created and migrated,
-// on the server under test, and drops it afterwards.
+// on the server under test, and drops it afterwards, also when quick_bench is stopped by a signal
+// (cleanup_on_signal.h). Only a process killed outright (SIGKILL, a crash) leaves one behind:
+// see docs/benchmarks.md#running-the-suite.
 #pragma once
 
 #include <memory>
@@ -7,11 +9,13 @@
 
 #include <pqxx/pqxx>
 
+#include "support/cleanup_on_signal.h"
+
 namespace quick::bench {
 
 class ScratchDatabase {
  public:
-  // Creates `name`_<pid> (dropping a leftover first) and applies the quick migrations.
+  // Creates `name`_<pid> (dropping one this process left first) and applies the quick migrations.
   ScratchDatabase(const std::string& server_url, std::string name);
   ~ScratchDatabase();  // drops it (best effort)
   ScratchDatabase(const ScratchDatabase&) = delete;
@@ -28,6 +32,7 @@ class ScratchDatabase {
   std::string server_url_;
   std::string name_;
   std::string url_;
+  std::unique_ptr<CleanupOnSignal> on_signal_;  // drops it if a signal ends the process first
 };
 
 }  // namespace quick::bench

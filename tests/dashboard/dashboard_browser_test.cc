@@ -279,5 +279,62 @@ TEST_F(DashboardBrowserTest, AnAnswerForTheDatabaseShownBeforeDoesNotReplaceTheO
       << browser.text("#database-name").value_or("?") << ": " << browser.text("#summary-items").value_or("?");
 }
 
+TEST_F(DashboardBrowserTest, TheRowsOfTheDatabaseShownBeforeGoOnceAnotherIsChosen) {
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  // A dead item with the same id in each database, as ids are each database's own.
+  const auto bury = [](const std::string& database_url, const std::string& tenant) {
+    pqxx::connection conn(database_url);
+    pqxx::nontransaction(conn).exec_params(
+        "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, "
+        "last_error, reason) VALUES (424242, $1, 'job', 0, 1, '{}', now(), 'boom', 'permanent failure')",
+        tenant);
+  };
+  bury(url(), "first-db");
+  bury(second.url(), "second-db");
+  const std::string retry_button = "button.retry-dead[data-id='424242']";
+
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}, {"second", second.url()}};
+  options.admin_token = kToken;
+  options.statement_timeout = std::chrono::seconds(60);
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  browser.type("#token", kToken);
+  browser.click("#token-save");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled") && browser.exists(retry_button); },
+                         seconds(10), milliseconds(50)));
+
+  // second is slow to answer; the user chooses it, and right away clicks the Retry the page shows.
+  pqxx::connection locker(second.url());
+  pqxx::work lock(locker);
+  lock.exec("LOCK TABLE quick.dead_items IN ACCESS EXCLUSIVE MODE");
+  browser.click("button.select-database[data-database='second']");
+  const bool stale_row = browser.exists(retry_button);
+  const std::string dead_items_shown = browser.text("#dead-items tbody").value_or("");
+  if (stale_row) browser.click(retry_button);
+  lock.abort();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return requests(browser, "POST /api/dead_items/retry")["in_flight"] == 0 &&
+               requests(browser, "GET /api/dead_items")["in_flight"] == 0 &&
+               shows(browser, "#database-name", "second") && !shows_substring(browser, "#dead-items tbody", "first-db");
+      },
+      seconds(5), milliseconds(20)))
+      << browser.text("#dead-items").value_or("");
+
+  EXPECT_FALSE(stale_row) << "main's dead items, with their Retry buttons, stayed in the page once second was chosen: "
+                          << dead_items_shown;
+  EXPECT_EQ(pqxx::nontransaction(locker).exec("SELECT count(*) FROM quick.dead_items").at(0).at(0).as<int>(), 1)
+      << "second's dead item 424242 was retried from main's row";
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items"), 1);
+}
+
 }  // namespace
 }  // namespace quick::testing

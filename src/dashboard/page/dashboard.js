@@ -175,11 +175,22 @@ function renderSummary(summary) {
 }
 
 // Shows another database in detail: its rates start afresh, its dead items are searched again.
+// Until its answers come, the page shows none of the last database's rows: their buttons would act
+// on the database now selected (a dead item id, a tenant's name, mean another item there).
 function selectDatabase(name) {
   selectedDatabase = name;
   previous = null;
   rates = {};
   shownDeadItems = null;
+  $("database-name").textContent = name;
+  for (const button of document.querySelectorAll("button.select-database")) {
+    button.disabled = button.dataset.database === name;
+    button.textContent = button.disabled ? "shown" : "Show";
+  }
+  renderSummary({});
+  for (const id of ["consumers", "job-types", "deepest-zones", "lagging-zones", "paused", "dead-items"]) {
+    fillTable(id, [], null, "loading…");
+  }
   refresh().then(searchDeadItems);
 }
 

@@ -15,6 +15,10 @@ struct Percentiles {
   double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
 };
 
+// The value at `percentile` (0..100] of sorted samples: nearest rank, the sample at rank
+// ceil(percentile / 100 x n) (0 for none). LatencyRecorder's summaries use it too.
+double percentile_of(const std::vector<double>& sorted, double percentile);
+
 class LatencyRecorder {
  public:
   void record(std::chrono::microseconds latency) {

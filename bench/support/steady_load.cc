@@ -249,11 +249,4 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
   return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);
 }
 
-
-double percentile_of(const std::vector<double>& sorted, double percentile) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(std::ceil(percentile / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::min(sorted.size(), std::max<std::size_t>(rank, 1)) - 1];
-}
-
 }  // namespace quick::bench

@@ -107,7 +107,4 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
                               std::chrono::milliseconds duration, double load_fraction, int batch,
                               bool zone_writes = false);
 
-// The value at `percentile` (0..100] of sorted samples, as LatencyRecorder computes it.
-double percentile_of(const std::vector<double>& sorted, double percentile);
-
 }  // namespace quick::bench

@@ -5,9 +5,8 @@
 
 namespace quick::core {
 
-store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
-                                             const std::string& database, DatabaseSession* session,
-                                             util::RetryDelay& delay, const util::StopSignal& stop) {
+NotedLoopError note_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
+                               const std::string& database, DatabaseSession* session, util::RetryDelay& delay) {
   const auto error = store::classify_current_exception();
   add(core.counters.database_errors);
   if (error.kind == store::ErrorKind::kInDoubt) add(core.counters.in_doubt_commits);
@@ -29,8 +28,15 @@ store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger&
     log.warn("{} on database {} failed ({}): {}; retrying in {} ms", activity, database, store::to_string(error.kind),
              error.message, wait.count());
   }
-  stop.wait_for(wait);
-  return error;
+  return {error, wait};
+}
+
+store::ErrorClassification handle_loop_error(ConsumerCore& core, spdlog::logger& log, const char* activity,
+                                             const std::string& database, DatabaseSession* session,
+                                             util::RetryDelay& delay, const util::StopSignal& stop) {
+  const auto noted = note_loop_error(core, log, activity, database, session, delay);
+  stop.wait_for(noted.retry_in);
+  return noted.error;
 }
 
 }  // namespace quick::core

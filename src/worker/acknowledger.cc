@@ -1,7 +1,6 @@
 #include "worker/acknowledger.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <set>
 
@@ -15,27 +14,68 @@ namespace quick::worker {
 namespace {
 
 using core::ConsumerCore;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
-// `held`: the items the acks are for (an ack of an item not among them counts under
-// kOtherJobTypes).
-void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks, const std::vector<core::HeldItemPtr>& held,
-                    const std::vector<store::AckOutcome>& outcomes, bool after_doubt) {
+// One acknowledgment in the writer's batch of its database.
+struct WaitingAck {
+  store::Ack ack;
+  core::HeldItemPtr held;  // the item it is for (null for none): let go once written or given up
+  Clock::time_point arrived{};
+  bool after_doubt = false;  // an earlier write of it was in doubt: it may have committed
+  // It last met a row another session holds (a tenant move copying the zone, a handler's own
+  // transaction): written alone, and tried again less and less often, so that the rest are
+  // neither held up behind it nor slowed down by its lock waits.
+  bool row_locked = false;
+};
+
+// A batch that meets a row another session holds fails after a second (the writer sessions'
+// lock_timeout, set as they connect: brief locks, such as another consumer's lease extension, are
+// simply waited for); an acknowledgment written alone waits 50 ms.
+constexpr milliseconds kLockTimeoutBatch{1000};
+constexpr milliseconds kLockTimeoutAlone{50};
+// Row-locked acknowledgments are tried again after this long, doubling up to kLockedRetryMax
+// while their rows stay held.
+constexpr milliseconds kLockedRetryFirst{100};
+constexpr milliseconds kLockedRetryMax{1000};
+
+struct DatabaseBatch {
+  std::vector<WaitingAck> acks;
+  std::size_t row_locked = 0;  // of acks
+  // After an error that is not one acknowledgment's fault, this database is written to again no
+  // sooner than this: the writer serves every database, so it notes the delay instead of sleeping
+  // it, and the other databases' acknowledgments are not held up.
+  Clock::time_point retry_at{};
+  Clock::time_point locked_retry_at{};
+  milliseconds locked_retry_interval = kLockedRetryFirst;
+
+  std::size_t free() const { return acks.size() - row_locked; }
+};
+
+bool lock_not_available(const store::ErrorClassification& error) { return error.sqlstate == "55P03"; }
+
+bool deletes(store::AckAction action) {
+  return action == store::AckAction::kComplete || action == store::AckAction::kDead ||
+         action == store::AckAction::kDelete;
+}
+
+void count_outcomes(ConsumerCore& core, const std::vector<WaitingAck>& acks,
+                    const std::vector<store::AckOutcome>& outcomes) {
   std::map<std::int64_t, Outcome> by_id;
   for (const auto& outcome : outcomes) by_id[outcome.item_id] = outcome.outcome;
-  std::map<std::int64_t, const std::string*> job_types;
-  for (const auto& item : held) job_types[item->item.id] = &item->item.job_type;
   auto& counters = core.counters;
-  for (const auto& ack : acks) {
+  for (const auto& waiting : acks) {
     static const std::string other(kOtherJobTypes);
-    const auto found = job_types.find(ack.item_id);
-    const std::string& job_type = found == job_types.end() ? other : *found->second;
-    const Outcome outcome = by_id.count(ack.item_id) ? by_id[ack.item_id] : Outcome::kItemGone;
-    // After an in-doubt commit, "gone" for a deleting action most likely means our first attempt
-    // committed.
-    const bool deleting = ack.action == store::AckAction::kComplete || ack.action == store::AckAction::kDead ||
-                          ack.action == store::AckAction::kDelete;
-    const bool done = outcome == Outcome::kDone || (after_doubt && deleting && outcome == Outcome::kItemGone);
-    if (!done) {
+    const auto& ack = waiting.ack;
+    // An acknowledgment of an item this consumer does not hold counts under kOtherJobTypes.
+    const std::string& job_type = waiting.held ? waiting.held->item.job_type : other;
+    const auto found = by_id.find(ack.item_id);
+    const Outcome outcome = found == by_id.end() ? Outcome::kItemGone : found->second;
+    // After an in-doubt commit, the first attempt most likely committed: then a deleting action
+    // finds its item gone, and a retry or release finds it without our lease.
+    const bool first_attempt_took = waiting.after_doubt && (deletes(ack.action) ? outcome == Outcome::kItemGone
+                                                                                : outcome == Outcome::kLeaseLost);
+    if (outcome != Outcome::kDone && !first_attempt_took) {
       counters.count(core::ItemEvent::kLeaseLost, job_type);
       continue;
     }
@@ -49,240 +89,257 @@ void count_outcomes(ConsumerCore& core, const std::vector<store::Ack>& acks, con
   }
 }
 
-// The lease keeper stops extending these items' leases: their acknowledgments are written (or
-// given up, and the items vest again when their leases run out).
-void let_go(ConsumerCore& core, std::vector<core::HeldItemPtr>& held) {
-  for (const auto& item : held) core.lease_keeper->let_go(item);
-  held.clear();
-}
-
-struct PendingBatch {
-  std::vector<store::Ack> acks;
-  std::vector<core::HeldItemPtr> held;  // the items the acks are for, let go once written
-  std::chrono::steady_clock::time_point oldest{};
-  bool after_doubt = false;
-  // Items whose acknowledgment last met a row another session holds: written one at a time
-  // until they go through, so that the rest are not held up behind them.
-  std::set<std::int64_t> row_locked;
-};
-
-// An acknowledgment written alone waits this long at most for a row another session holds (a
-// handler's own transaction, a tenant move copying the zone), where a batch waits a second: it
-// stays pending and is tried again at the next flush.
-constexpr std::chrono::milliseconds kLockTimeoutAlone{50};
-constexpr std::chrono::milliseconds kLockTimeoutBatch{1000};  // the session's, set as it connects
-
-bool lock_not_available(const store::ErrorClassification& error) { return error.sqlstate == "55P03"; }
-
 }  // namespace
 
 void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   ConsumerCore& core = *core_owner;
   auto log = util::component_logger("quick.acker");
   const auto& worker = core.config.worker;
+  const auto batch_max = static_cast<std::size_t>(worker.ack_batch_max);
   std::vector<core::DatabaseSession> sessions;
   std::vector<util::RetryDelay> retry_delays;
-  std::vector<PendingBatch> pending(core.databases.size());
+  std::vector<DatabaseBatch> batches(core.databases.size());
   for (const auto& runtime : core.databases) {
-    // lock_timeout: a batch that meets a row another session holds fails after a second, and is
-    // then written one acknowledgment at a time (write_one_at_a_time), instead of holding up
-    // every acknowledgment behind it.
     sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer", std::nullopt,
                           kLockTimeoutBatch);
-    retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
+    retry_delays.emplace_back(milliseconds(20), core.config.reconnect_delay_max);
   }
+  auto name = [&](std::size_t db) -> const std::string& { return core.databases[db]->config.name; };
 
-  // Writes `acks` in one statement and counts their outcomes. Throws what ack_items throws.
-  auto write = [&](std::size_t db, const std::vector<store::Ack>& acks, const std::vector<core::HeldItemPtr>& held,
-                   bool after_doubt) {
-    pqxx::nontransaction statement(sessions[db].connection());  // autocommit: one round trip
-    const auto outcomes = store::ack_items(statement, acks);
-    count_outcomes(core, acks, held, outcomes, after_doubt);
+  // Writes `acks` in one statement (autocommit: one round trip) and counts their outcomes.
+  // Throws what ack_items throws.
+  auto write = [&](std::size_t db, const std::vector<WaitingAck>& acks) {
+    std::vector<store::Ack> statement_acks;
+    statement_acks.reserve(acks.size());
+    for (const auto& waiting : acks) statement_acks.push_back(waiting.ack);
+    pqxx::nontransaction statement(sessions[db].connection());
+    count_outcomes(core, acks, store::ack_items(statement, statement_acks));
+    retry_delays[db].reset();
   };
-  // The acknowledgments and items of `batch` are done with: written, or given up.
-  auto settle = [&](PendingBatch& batch, std::size_t count) {
-    core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(count));
-    batch.acks.erase(batch.acks.begin(), batch.acks.begin() + static_cast<std::ptrdiff_t>(count));
+  // Done with: written, or given up (its item vests again when its lease runs out).
+  auto settle = [&](const WaitingAck& waiting) {
+    if (waiting.held) core.lease_keeper->let_go(waiting.held);
+    core.acks_outstanding.fetch_sub(1);
+  };
+  // An error that is not one acknowledgment's fault, met writing `unwritten`: counted, logged, the
+  // connection dropped if unusable, and this database's next write put off. Call from a catch.
+  auto note_error = [&](std::size_t db, std::vector<WaitingAck>& unwritten) {
+    const auto noted = core::note_loop_error(core, *log, "acknowledgment", name(db), &sessions[db], retry_delays[db]);
+    batches[db].retry_at = Clock::now() + noted.retry_in;
+    if (noted.error.kind == store::ErrorKind::kInDoubt) {
+      for (auto& waiting : unwritten) waiting.after_doubt = true;
+    }
+    return noted.error;
   };
 
-  // After the database refused a whole batch with an error that is one acknowledgment's fault,
-  // each is written alone, so that it cannot cost the others theirs (completed items would run
-  // again) nor hold them up:
-  // - a data exception (SQLSTATE class 22: e.g. a retry delay over quick.limits.max_vesting_delay)
-  //   is logged; a retry or release is then written once more to vest at once (so the failure
-  //   still counts towards max_attempts, and the item does not come back after every lease to be
-  //   refused again); anything refused after that is given up, and its item vests again when its
-  //   lease runs out;
-  // - a row another session holds (55P03 after kLockTimeoutAlone) leaves that acknowledgment
-  //   pending, remembered in row_locked, and the others are written.
-  // Any other error leaves this one and the rest pending for the next flush.
-  auto write_one_at_a_time = [&](std::size_t db) {
-    auto& batch = pending[db];
-    std::map<std::int64_t, core::HeldItemPtr> held_by_id;
-    for (auto& item : batch.held) held_by_id[item->item.id] = item;
-    std::vector<store::Ack> left;  // still pending afterwards, in their order
-    std::size_t done = 0;
-    bool failed = false;
-    auto set_lock_timeout = [&](std::chrono::milliseconds timeout) {
-      pqxx::nontransaction(sessions[db].connection())
-          .exec("SET lock_timeout = '" + std::to_string(timeout.count()) + "ms'");
-    };
-    try {
-      set_lock_timeout(kLockTimeoutAlone);
-    } catch (...) {
-      core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name, &sessions[db],
-                              retry_delays[db], core.stop_background);
-      return false;
-    }
-    for (std::size_t i = 0; i < batch.acks.size(); ++i) {
-      store::Ack ack = batch.acks[i];
-      if (failed) {
-        left.push_back(ack);
-        continue;
-      }
-      const auto held = held_by_id.find(ack.item_id);
-      std::vector<core::HeldItemPtr> held_one;
-      if (held != held_by_id.end()) held_one.push_back(held->second);
-      bool written = false, keep = false;
-      for (int attempt = 0; attempt < 2 && !written; ++attempt) {
-        try {
-          write(db, {ack}, held_one, batch.after_doubt);
-          written = true;
-        } catch (...) {
-          const auto error = store::classify_current_exception();
-          if (lock_not_available(error)) {
-            keep = true;
-            break;
-          }
-          if (error.kind != store::ErrorKind::kPermanent) {
-            const auto handled = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
-                                                         &sessions[db], retry_delays[db], core.stop_background);
-            if (handled.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
-            failed = keep = true;
-            break;
-          }
-          core::add(core.counters.database_errors);
-          const bool vests_again = ack.action == store::AckAction::kRetry || ack.action == store::AckAction::kRelease;
-          const bool may_retry = attempt == 0 && vests_again && ack.delay != std::chrono::milliseconds(0);
-          log->error("database {} refused the acknowledgment of item {} ({}{}{}): {}; {}",
-                     core.databases[db]->config.name, ack.item_id, error.sqlstate, error.sqlstate.empty() ? "" : " ",
-                     store::to_string(error.kind), error.message,
-                     may_retry ? "writing it again to vest at once"
-                               : "giving it up: the item vests again when its lease runs out");
-          if (!may_retry) break;
-          ack.delay = std::chrono::milliseconds(0);
-        }
-      }
-      if (keep) {
-        if (!failed) batch.row_locked.insert(ack.item_id);
-        left.push_back(batch.acks[i]);
-        continue;
-      }
-      batch.row_locked.erase(ack.item_id);
-      if (held != held_by_id.end()) {
-        core.lease_keeper->let_go(held->second);
-        held_by_id.erase(held);
-      }
-      ++done;
-    }
-    if (!failed) {
+  enum class Alone { kSettled, kRowLocked, kFailed };
+  // Writes one acknowledgment alone (the session's lock_timeout is kLockTimeoutAlone). A data
+  // exception (SQLSTATE class 22, e.g. a retry delay over quick.limits.max_vesting_delay) is
+  // logged, and a retry or release is then written once more to vest at once, so that the failure
+  // still counts towards max_attempts and the item does not come back after every lease to be
+  // refused again; what is refused after that is given up.
+  auto write_alone = [&](std::size_t db, WaitingAck& waiting) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
       try {
-        set_lock_timeout(kLockTimeoutBatch);
+        std::vector<WaitingAck> one{waiting};
+        write(db, one);
+        return Alone::kSettled;
       } catch (...) {
-        sessions[db].reset();  // it reconnects with the batch's timeout
+        const auto error = store::classify_current_exception();
+        if (lock_not_available(error)) return Alone::kRowLocked;
+        if (error.kind != store::ErrorKind::kPermanent) {
+          std::vector<WaitingAck> one{waiting};
+          note_error(db, one);
+          waiting.after_doubt = one.front().after_doubt;
+          return Alone::kFailed;
+        }
+        core::add(core.counters.database_errors);
+        const auto& ack = waiting.ack;
+        const bool vests_again = ack.action == store::AckAction::kRetry || ack.action == store::AckAction::kRelease;
+        const bool may_retry = attempt == 0 && vests_again && ack.delay != milliseconds(0);
+        log->error("database {} refused the acknowledgment of item {} ({}{}{}): {}; {}", name(db), ack.item_id,
+                   error.sqlstate, error.sqlstate.empty() ? "" : " ", store::to_string(error.kind), error.message,
+                   may_retry ? "writing it again to vest at once"
+                             : "giving it up: the item vests again when its lease runs out");
+        if (!may_retry) break;
+        waiting.ack.delay = milliseconds(0);
       }
     }
-    core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(done));
-    batch.acks = std::move(left);
-    batch.held.clear();
-    for (auto& [id, item] : held_by_id) batch.held.push_back(item);
-    if (batch.acks.empty()) {
-      batch.after_doubt = false;
-      retry_delays[db].reset();
-    } else if (!failed && !batch.row_locked.empty()) {
-      log->warn(
-          "{} acknowledgment(s) on database {} wait for rows another session holds (items {}{}); the others "
-          "are written",
-          batch.row_locked.size(), core.databases[db]->config.name, *batch.row_locked.begin(),
-          batch.row_locked.size() > 1 ? ", ..." : "");
-    }
-    return batch.acks.empty();
+    return Alone::kSettled;
   };
 
-  auto flush = [&](std::size_t db) {
-    auto& batch = pending[db];
-    if (batch.acks.empty()) return true;
-    if (!batch.row_locked.empty()) return write_one_at_a_time(db);  // not behind a row lock again
+  auto set_lock_timeout = [&](std::size_t db, milliseconds timeout) {
+    pqxx::nontransaction(sessions[db].connection())
+        .exec("SET lock_timeout = '" + std::to_string(timeout.count()) + "ms'");
+  };
+
+  // Writes `acks` one at a time, so that one acknowledgment's fault costs no other its write.
+  // Returns those still pending: the ones whose rows another session holds (and, untried, the
+  // rest of their tenants', whose zone is most likely held as a whole by a tenant move; those found
+  // held go last, so that next time their tenant's others are tried first), and after an error
+  // that is not one acknowledgment's fault, all not yet written. Sets `failed` on such an error.
+  auto write_one_at_a_time = [&](std::size_t db, std::vector<WaitingAck> acks, bool& failed) {
     try {
-      write(db, batch.acks, batch.held, batch.after_doubt);
-      settle(batch, batch.acks.size());
-      let_go(core, batch.held);
-      batch.after_doubt = false;
-      retry_delays[db].reset();
-      return true;
+      set_lock_timeout(db, kLockTimeoutAlone);
     } catch (...) {
-      // A data exception (class 22: an argument the database will not take) or a row another
-      // session holds is one acknowledgment's fault, not the batch's: write them one at a time.
+      note_error(db, acks);
+      failed = true;
+      return acks;
+    }
+    std::set<std::string> held_tenants;
+    std::vector<WaitingAck> left, found_held;
+    for (auto& waiting : acks) {
+      if (failed) {
+        left.push_back(std::move(waiting));
+        continue;
+      }
+      if (waiting.held && held_tenants.count(waiting.held->item.tenant)) {
+        waiting.row_locked = true;
+        left.push_back(std::move(waiting));
+        continue;
+      }
+      switch (write_alone(db, waiting)) {
+        case Alone::kSettled: settle(waiting); break;
+        case Alone::kRowLocked:
+          waiting.row_locked = true;
+          if (waiting.held) held_tenants.insert(waiting.held->item.tenant);
+          found_held.push_back(std::move(waiting));
+          break;
+        case Alone::kFailed:
+          failed = true;
+          left.push_back(std::move(waiting));
+          break;
+      }
+    }
+    try {
+      set_lock_timeout(db, kLockTimeoutBatch);
+    } catch (...) {
+      sessions[db].reset();  // it reconnects with the batch's timeout
+    }
+    for (auto& waiting : found_held) left.push_back(std::move(waiting));
+    return left;
+  };
+
+  // Writes `acks`, none known to meet a held row, in one statement. A data exception (class 22)
+  // or a row another session holds (55P03) is one acknowledgment's fault, not the batch's: they
+  // are then written one at a time. Returns those still pending, as write_one_at_a_time does.
+  auto write_batch = [&](std::size_t db, std::vector<WaitingAck> acks, bool& failed) {
+    try {
+      write(db, acks);
+      for (const auto& waiting : acks) settle(waiting);
+      return std::vector<WaitingAck>{};
+    } catch (...) {
       const auto refused = store::classify_current_exception();
       const bool data_exception = refused.kind == store::ErrorKind::kPermanent && refused.sqlstate.rfind("22", 0) == 0;
       if (!data_exception && !lock_not_available(refused)) {
-        const auto error = core::handle_loop_error(core, *log, "acknowledgment", core.databases[db]->config.name,
-                                                   &sessions[db], retry_delays[db], core.stop_background);
-        if (error.kind == store::ErrorKind::kInDoubt) batch.after_doubt = true;
-        if (error.kind == store::ErrorKind::kPermanent) {
+        failed = true;
+        if (note_error(db, acks).kind == store::ErrorKind::kPermanent) {
           // Repeating will not help (e.g. the schema is missing); the items vest again when their
           // leases run out.
-          log->error("dropping {} acknowledgments on database {}", batch.acks.size(), core.databases[db]->config.name);
-          settle(batch, batch.acks.size());
-          let_go(core, batch.held);
+          log->error("dropping {} acknowledgments on database {}", acks.size(), name(db));
+          for (const auto& waiting : acks) settle(waiting);
+          return std::vector<WaitingAck>{};
         }
-        return false;
+        return acks;
       }
       log->warn("database {} did not take a batch of {} acknowledgment(s) ({} {}); writing them one at a time",
-                core.databases[db]->config.name, batch.acks.size(), refused.sqlstate, refused.message);
+                name(db), acks.size(), refused.sqlstate, refused.message);
     }
-    return write_one_at_a_time(db);
+    return write_one_at_a_time(db, std::move(acks), failed);
+  };
+
+  auto count_row_locked = [](const std::vector<WaitingAck>& acks) {
+    return static_cast<std::size_t>(
+        std::count_if(acks.begin(), acks.end(), [](const WaitingAck& waiting) { return waiting.row_locked; }));
+  };
+
+  // The free acknowledgments as one batch; the row-locked ones alone, when their time has come.
+  auto flush = [&](std::size_t db, Clock::time_point now, bool stopping) {
+    auto& batch = batches[db];
+    std::vector<WaitingAck> free, held;
+    for (auto& waiting : batch.acks) (waiting.row_locked ? held : free).push_back(std::move(waiting));
+    batch.acks.clear();
+    bool failed = false;
+    if (!free.empty()) {
+      free = write_batch(db, std::move(free), failed);
+      const std::size_t newly_held = count_row_locked(free);
+      if (newly_held > 0) {
+        if (held.empty()) batch.locked_retry_at = now + batch.locked_retry_interval;
+        const auto first = std::find_if(free.begin(), free.end(),
+                                        [](const auto& waiting) { return waiting.row_locked; });
+        log->warn(
+            "{} acknowledgment(s) on database {} wait for rows another session holds (item {}{}); the others are "
+            "written meanwhile",
+            newly_held, name(db), first->ack.item_id, newly_held > 1 ? " and more" : "");
+      }
+    }
+    if (!held.empty() && !failed && (stopping || now >= batch.locked_retry_at)) {
+      held = write_one_at_a_time(db, std::move(held), failed);
+      if (count_row_locked(held) > 0) {
+        batch.locked_retry_interval = std::min(batch.locked_retry_interval * 2, kLockedRetryMax);
+        batch.locked_retry_at = now + batch.locked_retry_interval;
+        log->debug("{} acknowledgment(s) on database {} still wait for rows another session holds",
+                   count_row_locked(held), name(db));
+      }
+    }
+    batch.acks = std::move(free);
+    for (auto& waiting : held) batch.acks.push_back(std::move(waiting));
+    batch.row_locked = count_row_locked(batch.acks);
+    if (batch.row_locked == 0) batch.locked_retry_interval = kLockedRetryFirst;
+  };
+
+  // When `batch` is due: its oldest free acknowledgment has waited ack_interval, or ack_batch_max
+  // are free, or the row-locked ones' time has come; never before retry_at unless stopping.
+  auto due_at = [&](const DatabaseBatch& batch) {
+    auto at = Clock::time_point::max();
+    for (const auto& waiting : batch.acks) {
+      if (!waiting.row_locked) at = std::min(at, waiting.arrived + worker.ack_interval);
+    }
+    if (batch.free() >= batch_max) at = Clock::time_point::min();
+    if (batch.row_locked > 0) at = std::min(at, batch.locked_retry_at);
+    return at == Clock::time_point::max() ? at : std::max(at, batch.retry_at);
   };
 
   bool final_round = false;
   while (true) {
     const bool stopping = core.stop_background.requested();
-    // With nothing pending, wait longer than ack_interval: an idle consumer's writer then wakes
-    // 10 times a second instead of 200 (at the 5 ms default), and a stop waits at most that long.
-    const bool nothing_pending = std::all_of(pending.begin(), pending.end(),
-                                             [](const auto& batch) { return batch.acks.empty(); });
-    auto next = core.ack_queue.pop(nothing_pending ? std::max(worker.ack_interval, std::chrono::milliseconds(100))
-                                                   : worker.ack_interval);
-    const auto now = std::chrono::steady_clock::now();
-    while (next) {
-      auto& batch = pending[static_cast<std::size_t>(next->database)];
-      if (batch.acks.empty()) batch.oldest = now;
-      batch.acks.push_back(std::move(next->ack));
-      if (next->held) batch.held.push_back(std::move(next->held));
-      if (batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max)) break;
-      next = core.ack_queue.pop(std::chrono::milliseconds(0));
+    // Wait for the next acknowledgment or the next batch that is due. With nothing pending, an
+    // idle consumer's writer wakes 10 times a second (and a stop waits at most that long).
+    auto wait = std::max(worker.ack_interval, milliseconds(100));
+    const auto before = Clock::now();
+    for (const auto& batch : batches) {
+      const auto at = due_at(batch);
+      if (at <= before) {
+        wait = milliseconds(0);
+      } else if (at != Clock::time_point::max()) {
+        wait = std::min(wait, std::chrono::ceil<milliseconds>(at - before));
+      }
     }
-    for (std::size_t db = 0; db < pending.size(); ++db) {
-      auto& batch = pending[db];
-      const bool due = !batch.acks.empty() && (stopping || now - batch.oldest >= worker.ack_interval ||
-                                               batch.acks.size() >= static_cast<std::size_t>(worker.ack_batch_max));
-      if (due) flush(db);
+    auto next = core.ack_queue.pop(wait);
+    const auto now = Clock::now();
+    while (next) {
+      auto& batch = batches[static_cast<std::size_t>(next->database)];
+      batch.acks.push_back(WaitingAck{std::move(next->ack), std::move(next->held), now});
+      if (batch.free() >= batch_max) break;
+      next = core.ack_queue.pop(milliseconds(0));
+    }
+    for (std::size_t db = 0; db < batches.size(); ++db) {
+      const auto& batch = batches[db];
+      if (!batch.acks.empty() && (stopping || due_at(batch) <= now)) flush(db, now, stopping);
     }
     if (final_round) break;
     if (stopping && core.ack_queue.size() == 0) {
-      // One more round to flush what arrived meanwhile; a batch still failing then is dropped,
-      // and its items simply vest again when their leases run out.
+      // One more round to flush what arrived meanwhile; what still fails then is given up, and
+      // its items simply vest again when their leases run out.
       final_round = true;
     }
   }
-  for (std::size_t db = 0; db < pending.size(); ++db) {
-    if (!pending[db].acks.empty()) {
-      log->warn(
-          "{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
-          pending[db].acks.size(), core.databases[db]->config.name);
-      core.acks_outstanding.fetch_sub(static_cast<std::int64_t>(pending[db].acks.size()));
-    }
-    let_go(core, pending[db].held);
+  for (std::size_t db = 0; db < batches.size(); ++db) {
+    auto& batch = batches[db];
+    if (batch.acks.empty()) continue;
+    log->warn("{} acknowledgments on database {} not written at stop; those items vest again when their leases run out",
+              batch.acks.size(), name(db));
+    for (const auto& waiting : batch.acks) settle(waiting);
   }
 }
 

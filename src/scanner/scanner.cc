@@ -42,6 +42,9 @@ struct ScannedDatabase {
   SleepAnnouncement sleep;          // skipping wake-ups while this Scanner is awake
   // After tick_leases failed: no new attempt (and no reconnect) before this.
   std::chrono::steady_clock::time_point leases_retry_at{};
+  // After a scan failed: no scan of this database before this. Noted instead of slept, so that
+  // the other databases are scanned meanwhile.
+  std::chrono::steady_clock::time_point scan_retry_at{};
 };
 
 // Whether a notification wakes the Scanner when work becomes due (else it polls).
@@ -317,6 +320,7 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
     bool all_busy = false;
     for (int index : order) {
       auto& db = *databases[static_cast<std::size_t>(index)];
+      if (std::chrono::steady_clock::now() < db.scan_retry_at) continue;
       int processed = 0;
       if (const int lost = db.runtime->visits_lost_in_a_row.load(); lost > 0) {
         // Our last visits here lost every pointer to other consumers: back off, so that on a
@@ -337,8 +341,9 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
         } catch (...) {
           // What an older scan found no longer holds: until one succeeds, this database is polled.
           db.last_scan.forget();
-          core::handle_loop_error(core, *log, "scan", db.runtime->config.name, &db.session, db.retry_delay,
-                                  core.stop_scanning);
+          const auto noted = core::note_loop_error(core, *log, "scan", db.runtime->config.name, &db.session,
+                                                   db.retry_delay);
+          db.scan_retry_at = std::chrono::steady_clock::now() + noted.retry_in;
           break;
         }
       }

@@ -255,5 +255,107 @@ TEST_F(ResilienceTest, ConsumerPointedAtAnUnreachablePortKeepsRetryingAndStopsPr
   EXPECT_NE(log.find("connection lost"), std::string::npos) << log;
 }
 
+// One of a consumer's databases stops taking connections while the consumer holds an item of it.
+// The threads that serve every database (the Scanner, the lease keeper, the writer) retry that
+// one with a growing delay (here up to 10 s), but do not sleep that delay: the other database's
+// items are found, their leases extended and their completions written as before.
+class UnreachableSecondDatabaseTest : public ResilienceTest {
+ protected:
+  ConsumerConfig two_databases_config() {
+    ConsumerConfig config = fast_config(url(), "two");
+    config.databases.push_back(DatabaseConfig{"second", second_.url()});
+    config.reconnect_delay_max = seconds(10);
+    return config;
+  }
+  // Registers a handler for "on-second" that runs until the second database refuses connections.
+  void hold_an_item_of_the_second_database(Consumer& consumer) {
+    consumer.handle("on-second", [this](JobContext&) {
+      second_held_ = true;
+      while (!second_down_) std::this_thread::sleep_for(milliseconds(5));
+      return JobResult::done();
+    });
+    enqueue_one(second_.url(), "tenant-s", "on-second");
+  }
+  // Once the item is held: the second database refuses connections, its sessions are ended, and
+  // the consumer's retry delay for it has 3 s to grow past a second.
+  void take_the_second_database_down() {
+    ASSERT_TRUE(eventually([&] { return second_held_.load(); }, seconds(20)));
+    set_allow_connections(false);
+    pqxx::nontransaction(*admin_).exec_params(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", second_.name());
+    second_down_ = true;
+    std::this_thread::sleep_for(seconds(3));
+  }
+  void SetUp() override {
+    ResilienceTest::SetUp();
+    admin_ = connect();
+  }
+  void TearDown() override {
+    if (admin_) set_allow_connections(true);
+    ResilienceTest::TearDown();
+  }
+  bool queued_item(std::int64_t id) {
+    return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id)) == 1;
+  }
+
+ private:
+  void set_allow_connections(bool allow) {
+    pqxx::nontransaction(*admin_).exec("ALTER DATABASE " + admin_->quote_name(second_.name()) +
+                                       " WITH ALLOW_CONNECTIONS " + (allow ? "true" : "false"));
+  }
+  MigratedDatabase second_;
+  std::unique_ptr<pqxx::connection> admin_;
+  std::atomic<bool> second_held_{false}, second_down_{false};
+};
+
+// Before, the Scanner and the writer slept the delay: new items on the healthy database were
+// found, and their completions written, only once it had passed.
+TEST_F(UnreachableSecondDatabaseTest, TheOtherDatabasesItemsArePickedUpAndCompletedAtOnce) {
+  Consumer consumer(two_databases_config());
+  hold_an_item_of_the_second_database(consumer);
+  consumer.handle("on-main", [](JobContext&) { return JobResult::done(); });
+  consumer.start();
+  take_the_second_database_down();
+  int written_at_once = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto item = enqueue_one(url(), "tenant-m", "on-main");
+    if (eventually([&] { return !queued_item(item); }, seconds(1))) ++written_at_once;
+  }
+  consumer.stop();
+  EXPECT_EQ(written_at_once, 3) << "items on the healthy database waited for the other's retry delay";
+}
+
+// Before, the lease keeper slept the delay between two rounds: a lease of 2 s on the healthy
+// database ran out, and its item was leased and run again while its handler still ran.
+TEST_F(UnreachableSecondDatabaseTest, TheOtherDatabasesLeasesAreStillExtended) {
+  Consumer consumer(two_databases_config());  // item leases of 2 s, extended every 667 ms
+  hold_an_item_of_the_second_database(consumer);
+  std::atomic<int> runs{0};
+  consumer.handle("long-on-main", [&](JobContext& job) {
+    ++runs;
+    const auto until = Clock::now() + seconds(5);
+    while (Clock::now() < until && !job.should_stop()) std::this_thread::sleep_for(milliseconds(10));
+    return JobResult::done();
+  });
+  consumer.start();
+  take_the_second_database_down();
+  const auto item = enqueue_one(url(), "tenant-m", "long-on-main");
+  ASSERT_TRUE(eventually([&] { return runs.load() > 0; }, seconds(10)));
+  // While the handler runs, the item's lease never lapses (its vesting time stays ahead).
+  const std::string lapsed = "SELECT count(*) FROM quick.items WHERE id = " + std::to_string(item) +
+                             " AND (vesting_time <= now() OR lease_id IS NULL)";
+  int lapsed_seen = 0;
+  while (queued_item(item) && runs.load() == 1) {
+    lapsed_seen += query_value<int>(lapsed);
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  const bool done = eventually([&] { return !queued_item(item); }, seconds(20));
+  consumer.stop();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(lapsed_seen, 0) << "the item's lease ran out while its handler ran";
+  EXPECT_EQ(runs.load(), 1) << "the item ran again: its lease ran out while its handler ran";
+  EXPECT_EQ(consumer.stats().items_lease_lost, 0u);
+}
+
 }  // namespace
 }  // namespace quick

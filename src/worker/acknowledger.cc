@@ -211,10 +211,16 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
           break;
       }
     }
-    try {
-      set_lock_timeout(db, kLockTimeoutBatch);
-    } catch (...) {
-      sessions[db].reset();  // it reconnects with the batch's timeout
+    // The session gets the batch's timeout back; after an error (whose retry delay is not over
+    // yet) by being dropped: it reconnects with that timeout when next used.
+    if (failed) {
+      sessions[db].reset();
+    } else {
+      try {
+        set_lock_timeout(db, kLockTimeoutBatch);
+      } catch (...) {
+        sessions[db].reset();
+      }
     }
     for (auto& waiting : found_held) left.push_back(std::move(waiting));
     return left;

@@ -19,38 +19,44 @@ void send_error(httplib::Response& response, int status, const std::string& mess
   send_json(response, status, nlohmann::json{{"error", message}});
 }
 
-void answer(httplib::Response& response, const std::function<nlohmann::json()>& handler) {
+ErrorAnswer error_answer(const std::exception_ptr& thrown) {
   try {
-    send_json(response, 200, handler());
+    std::rethrow_exception(thrown);
   } catch (const BadRequest& error) {
-    send_error(response, 400, error.what());
+    return {400, error.what()};
   } catch (const NotFound& error) {
-    send_error(response, 404, error.what());
+    return {404, error.what()};
   } catch (const InvalidArgument& error) {
-    send_error(response, 400, error.what());
+    return {400, error.what()};
   } catch (const pqxx::insufficient_privilege& error) {
-    send_error(
-        response, 403,
-        "the dashboard's database login may not do this (it needs quick_admin): " + store::primary_message(error));
+    return {403,
+            "the dashboard's database login may not do this (it needs quick_admin): " + store::primary_message(error)};
   } catch (const pqxx::broken_connection& error) {
     util::component_logger("quick.dashboard")->warn("database unreachable: {}", error.what());
-    send_error(response, 503, "the database is unreachable: " + store::primary_message(error));
+    return {503, "the database is unreachable: " + store::primary_message(error)};
   } catch (const pqxx::sql_error& error) {
     const std::string& state = error.sqlstate();
     if (state == "22023" || state == "22P02" || state == "22007" || state == "22008") {
-      send_error(response, 400, store::primary_message(error));
-    } else if (state == "57014") {
-      send_error(response, 503, "the query ran out of the dashboard's statement_timeout");
-    } else {
-      util::component_logger("quick.dashboard")->error("query failed ({}): {}", state, error.what());
-      send_error(response, 500, "the query failed: " + store::primary_message(error));
+      return {400, store::primary_message(error)};
     }
+    if (state == "57014") return {503, "the query ran out of the dashboard's statement_timeout"};
+    util::component_logger("quick.dashboard")->error("query failed ({}): {}", state, error.what());
+    return {500, "the query failed: " + store::primary_message(error)};
   } catch (const std::exception& error) {
     util::component_logger("quick.dashboard")->error("request failed: {}", error.what());
-    send_error(response, 500, std::string("the request failed: ") + error.what());
+    return {500, std::string("the request failed: ") + error.what()};
   } catch (...) {
     util::component_logger("quick.dashboard")->error("request failed with an unknown exception");
-    send_error(response, 500, "the request failed");
+    return {500, "the request failed"};
+  }
+}
+
+void answer(httplib::Response& response, const std::function<nlohmann::json()>& handler) {
+  try {
+    send_json(response, 200, handler());
+  } catch (...) {
+    const auto error = error_answer(std::current_exception());
+    send_error(response, error.status, error.message);
   }
 }
 

@@ -8,6 +8,7 @@
 //   anything else                                                                 500, logged
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,13 @@ class NotFound : public std::runtime_error {
 
 void send_json(httplib::Response& response, int status, const nlohmann::json& body);
 void send_error(httplib::Response& response, int status, const std::string& message);
+
+// The status and message an exception maps to (above); logs those that say the server is wrong.
+struct ErrorAnswer {
+  int status;
+  std::string message;
+};
+ErrorAnswer error_answer(const std::exception_ptr& thrown);
 
 // Runs `handler`, sends its JSON with 200, or the error its exception maps to (above).
 void answer(httplib::Response& response, const std::function<nlohmann::json()>& handler);

@@ -13,11 +13,11 @@
 namespace quick::dashboard {
 namespace {
 
-// Every database's summary, so that one page shows them all; `shown`'s is the one the overview
-// read already. A database that cannot answer gets its error in place of its summary rather than
-// failing the others. They are asked at once: a database that is down costs the overview its
-// connect_timeout once, not once per such database.
-nlohmann::json summaries(DashboardState& state, const ServedDatabase& shown, const nlohmann::json& shown_summary) {
+// Every database's summary, so that one page shows them all; `shown`'s entry gets `shown_fields`
+// (the summary the overview read already, or why it could not). A database that cannot answer
+// gets its error in place of its summary rather than failing the others. They are asked at once:
+// a database that is down costs the overview its connect_timeout once, not once per such database.
+nlohmann::json summaries(DashboardState& state, const ServedDatabase& shown, const nlohmann::json& shown_fields) {
   std::vector<std::future<nlohmann::json>> others;
   for (const auto& database : state.databases) {
     if (database.get() == &shown) continue;
@@ -34,7 +34,7 @@ nlohmann::json summaries(DashboardState& state, const ServedDatabase& shown, con
   for (const auto& database : state.databases) {
     nlohmann::json entry{{"name", database->name}};
     if (database.get() == &shown) {
-      entry["summary"] = shown_summary;
+      entry.update(shown_fields);
     } else {
       try {
         entry["summary"] = (next++)->get();
@@ -47,8 +47,7 @@ nlohmann::json summaries(DashboardState& state, const ServedDatabase& shown, con
   return all;
 }
 
-nlohmann::json overview(DashboardState& state, const httplib::Request& request) {
-  ServedDatabase& database = state.database(request);
+nlohmann::json overview(DashboardState& state, ServedDatabase& database) {
   auto conn = database.pool.borrow();
   // One snapshot, so that the tables of one refresh agree with each other.
   pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> txn(*conn);
@@ -66,7 +65,7 @@ nlohmann::json overview(DashboardState& state, const httplib::Request& request) 
   body["paused"] = rows_to_json(
       txn.exec("SELECT kind, name, paused_at, paused_by, reason FROM quick.paused ORDER BY kind, name"));
   txn.commit();
-  body["databases"] = state.databases.size() > 1 ? summaries(state, database, body["summary"])
+  body["databases"] = state.databases.size() > 1 ? summaries(state, database, {{"summary", body["summary"]}})
                                                  : nlohmann::json::array();
   return body;
 }
@@ -89,7 +88,25 @@ nlohmann::json dead_items(DashboardState& state, const httplib::Request& request
 
 void add_read_routes(httplib::Server& server, std::shared_ptr<DashboardState> state) {
   server.Get("/api/overview", [state](const httplib::Request& request, httplib::Response& response) {
-    answer(response, [&] { return overview(*state, request); });
+    ServedDatabase* shown = nullptr;
+    try {
+      shown = &state->database(request);
+      send_json(response, 200, overview(*state, *shown));
+    } catch (...) {
+      const auto error = error_answer(std::current_exception());
+      nlohmann::json body{{"error", error.message}};
+      // The chosen database cannot be read: the others' summaries come all the same, so that the
+      // page can still show them and offer to switch to one that answers.
+      if (shown != nullptr && state->databases.size() > 1) {
+        body["database"] = shown->name;
+        try {
+          body["databases"] = summaries(*state, *shown, {{"error", error.message}});
+        } catch (const std::exception&) {
+          // No thread for the others' summaries: the error alone, then.
+        }
+      }
+      send_json(response, error.status, body);
+    }
   });
   server.Get("/api/dead_items", [state](const httplib::Request& request, httplib::Response& response) {
     answer(response, [&] { return dead_items(*state, request); });

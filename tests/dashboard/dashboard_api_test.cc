@@ -305,6 +305,36 @@ TEST_F(DashboardApiTest, ADatabaseThatNeverAnswersGetsAnErrorWhileTheOthersAreSh
   EXPECT_EQ(selected->status, 503) << selected->body;
 }
 
+TEST_F(DashboardApiTest, WhenTheChosenDatabaseCannotBeReadTheOverviewStillListsEveryDatabase) {
+  enqueue_items(url(), 3, 1, "email", "alive-tenant");
+  dashboard::DashboardOptions options;
+  // Nothing listens on port 1: the first database refuses at once.
+  options.databases = {{"down", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"}, {"main", url()}};
+  DashboardServer server(options);
+  auto client = server.client();
+
+  const auto response = client.Get("/api/overview");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 503) << response->body;
+  auto body = json_of(response);  // not const: operator[] adds what is missing rather than crash
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("unreachable"));
+  EXPECT_EQ(body["database"], "down") << body;
+  ASSERT_EQ(body["databases"].size(), 2u) << "the page needs them to offer the databases that can be read: " << body;
+  EXPECT_EQ(body["databases"][0]["name"], "down");
+  EXPECT_THAT(body["databases"][0]["error"].get<std::string>(), HasSubstr("unreachable"));
+  EXPECT_EQ(body["databases"][1]["name"], "main");
+  EXPECT_EQ(body["databases"][1]["summary"]["items"].get<int>(), 3);
+
+  // With one database there is nothing else to offer: the error alone, as before.
+  dashboard::DashboardOptions alone;
+  alone.databases = {{"down", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"}};
+  DashboardServer lonely(alone);
+  const auto only = lonely.client().Get("/api/overview");
+  ASSERT_TRUE(only);
+  EXPECT_EQ(only->status, 503);
+  EXPECT_FALSE(json_of(only).contains("databases")) << only->body;
+}
+
 TEST_F(DashboardApiTest, ALoginWithoutQuickAdminReadsButItsActionsAreRefusedByTheDatabase) {
   TestLogin consumer("quick_consumer");
   pqxx::connection conn(url());  // its keyword form, to which the login's user is appended

@@ -336,5 +336,30 @@ TEST_F(DashboardBrowserTest, TheRowsOfTheDatabaseShownBeforeGoOnceAnotherIsChose
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items"), 1);
 }
 
+TEST_F(DashboardBrowserTest, WhenTheFirstDatabaseIsDownThePageOffersTheOthers) {
+  enqueue_items(url(), 3, 1, "job", "alive");
+  dashboard::DashboardOptions options;
+  // Nothing listens on port 1: the first database, shown by default, refuses at once.
+  options.databases = {{"down", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"}, {"main", url()}};
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(
+      eventually([&] { return shows_substring(browser, "#status", "cannot refresh"); }, seconds(10), milliseconds(50)))
+      << browser.text("#status").value_or("");
+  ASSERT_TRUE(eventually([&] { return browser.exists("button.select-database[data-database='main']"); }, seconds(5),
+                         milliseconds(50)))
+      << "no way to the database that answers; databases: " << browser.text("#databases").value_or("(none)");
+  EXPECT_THAT(browser.text("#databases tbody").value_or(""), HasSubstr("cannot read"));
+
+  browser.click("button.select-database[data-database='main']");
+  EXPECT_TRUE(
+      eventually([&] { return shows(browser, "#database-name", "main") && shows(browser, "#summary-items", "3"); },
+                 seconds(5), milliseconds(50)))
+      << browser.text("#status").value_or("");
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -109,7 +109,11 @@ async function getJson(path) {
       if (error.name === "AbortError") throw error;
       return { error: "HTTP " + response.status };
     });
-    if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+    if (!response.ok) {
+      const failure = new Error(body.error || "HTTP " + response.status);
+      failure.body = body;  // what else the error answer says (an overview's: the other databases)
+      throw failure;
+    }
     return body;
   } catch (error) {
     if (error.name === "AbortError") throw new Error("no answer within " + REQUEST_TIMEOUT_MS / 1000 + " s");
@@ -293,6 +297,12 @@ async function refresh() {
   } catch (error) {
     if (!current()) return;
     overviewShown = asked;
+    // The chosen database cannot be read: the others, so that the user can switch to one.
+    const answer = error.body || {};
+    if (Array.isArray(answer.databases)) {
+      $("database-name").textContent = answer.database;
+      renderDatabases(answer.databases, answer.database);
+    }
     $("status").textContent = "cannot refresh: " + error.message;
     $("status").className = "status error";
   }

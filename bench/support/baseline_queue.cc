@@ -12,6 +12,11 @@ constexpr const char* kClaim =
     "SELECT id, tenant, (extract(epoch FROM statement_timestamp() - run_at) * 1000000)::bigint "
     "FROM bench_baseline.jobs WHERE run_at <= now() ORDER BY priority, run_at LIMIT $1 "
     "FOR UPDATE SKIP LOCKED";
+// The same, also reading the payload (for handlers that need it; the others keep the lighter claim).
+constexpr const char* kClaimWithPayload =
+    "SELECT id, tenant, (extract(epoch FROM statement_timestamp() - run_at) * 1000000)::bigint, payload::text "
+    "FROM bench_baseline.jobs WHERE run_at <= now() ORDER BY priority, run_at LIMIT $1 "
+    "FOR UPDATE SKIP LOCKED";
 constexpr const char* kDelete = "DELETE FROM bench_baseline.jobs WHERE id = ANY ($1::bigint[])";
 constexpr const char* kInsert =
     "INSERT INTO bench_baseline.jobs (tenant, priority, payload) "
@@ -115,7 +120,7 @@ void BaselinePool::run_worker() {
     try {
       if (!conn) {
         conn = quick::connect(quick::with_default_connect_timeout(options_.url, 5));  // never hang reconnecting
-        conn->prepare("claim", kClaim);
+        conn->prepare("claim", options_.with_payload ? kClaimWithPayload : kClaim);
         conn->prepare("delete", kDelete);
       }
       pqxx::work txn(*conn);
@@ -131,7 +136,8 @@ void BaselinePool::run_worker() {
         ClaimedJob job{
             row[0].as<std::int64_t>(), row[1].as<std::string>(),
             std::chrono::microseconds(row[2].as<std::int64_t>()) +
-                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - claimed_at)};
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - claimed_at),
+            options_.with_payload ? row[3].as<std::string>() : std::string()};
         if (options_.handler) options_.handler(job);
         if (ids.size() > 1) ids += ',';
         ids += std::to_string(job.id);

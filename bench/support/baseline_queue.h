@@ -46,6 +46,7 @@ struct ClaimedJob {
   std::int64_t id = 0;
   std::string tenant;
   std::chrono::microseconds waited{0};  // run_at -> handler start
+  std::string payload;                  // with Options::with_payload only
 };
 
 class BaselinePool {
@@ -56,6 +57,7 @@ class BaselinePool {
     int batch = 1;                                   // LIMIT n
     std::function<void(const ClaimedJob&)> handler;  // runs inside the claiming transaction
     std::chrono::milliseconds idle_poll{5};          // sleep after an empty claim
+    bool with_payload = false;                       // the claim also reads each job's payload
   };
 
   explicit BaselinePool(Options options) : options_(std::move(options)) {}

@@ -43,8 +43,8 @@ constexpr int kConsumers = 4;
 constexpr const char* kDrainType = "drain";
 constexpr const char* kLoadType = "load";
 
-// The Manager counters this experiment reads, summed over the consumers (QuickPool::total_stats
-// leaves the conflict split out).
+// The Manager counters this experiment reads, summed over the consumers (as QuickPool::total_stats
+// sums them), with the differences and shares it reports.
 struct LeaseCounts {
   std::uint64_t scans = 0, peeked = 0, selected = 0;
   std::uint64_t attempts = 0, lost = 0, locked = 0, not_vested = 0, gone = 0;

@@ -1,5 +1,7 @@
 #include "support/quick_pool.h"
 
+#include <algorithm>
+
 namespace quick::bench {
 
 QuickPool::QuickPool(const ConsumerConfig& config, int consumers, const std::vector<std::string>& job_types,
@@ -27,18 +29,25 @@ std::uint64_t QuickPool::done() const {
 }
 
 ConsumerStats QuickPool::total_stats() const {
+  std::vector<ConsumerStats> stats;
+  for (const auto& consumer : consumers_) stats.push_back(consumer->stats());
+  return sum_consumer_stats(stats);
+}
+
+ConsumerStats sum_consumer_stats(const std::vector<ConsumerStats>& stats) {
   ConsumerStats total;
-  bool first = true;
-  for (const auto& consumer : consumers_) {
-    const ConsumerStats s = consumer->stats();
-    if (first) {
-      total = s;
-      first = false;
-      continue;
-    }
+  if (stats.empty()) return total;
+  total = stats.front();  // the latency summaries and job_types stay the first consumer's
+  for (std::size_t i = 1; i < stats.size(); ++i) {
+    const ConsumerStats& s = stats[i];
     total.scans += s.scans;
     total.pointers_peeked += s.pointers_peeked;
     total.pointers_selected += s.pointers_selected;
+    total.in_order_scans += s.in_order_scans;
+    total.pulls_applied += s.pulls_applied;
+    total.pointers_left_to_owners += s.pointers_left_to_owners;
+    total.wakeups += s.wakeups;
+    total.visits += s.visits;
     total.pointer_lease_attempts += s.pointer_lease_attempts;
     total.pointer_leases_won += s.pointer_leases_won;
     total.pointer_leases_lost += s.pointer_leases_lost;
@@ -48,11 +57,27 @@ ConsumerStats QuickPool::total_stats() const {
     total.pointers_requeued += s.pointers_requeued;
     total.pointers_parked += s.pointers_parked;
     total.pointers_collected += s.pointers_collected;
+    total.pointers_released_busy += s.pointers_released_busy;
     total.items_dequeued += s.items_dequeued;
+    total.items_throttled += s.items_throttled;
     total.items_done += s.items_done;
     total.items_retried += s.items_retried;
+    total.items_inline_retries += s.items_inline_retries;
+    total.items_dead += s.items_dead;
+    total.items_unhandled += s.items_unhandled;
     total.items_lease_lost += s.items_lease_lost;
+    total.items_released += s.items_released;
+    total.items_execution_bound += s.items_execution_bound;
+    total.lease_extensions += s.lease_extensions;
+    total.handler_exceptions += s.handler_exceptions;
     total.database_errors += s.database_errors;
+    total.reconnects += s.reconnects;
+    total.in_doubt_commits += s.in_doubt_commits;
+    total.items_buffered += s.items_buffered;
+    total.items_running += s.items_running;
+    total.pointers_per_visit = std::max(total.pointers_per_visit, s.pointers_per_visit);
+    total.live_consumers = std::max(total.live_consumers, s.live_consumers);
+    total.in_order_role = total.in_order_role || s.in_order_role;
   }
   return total;
 }

@@ -294,7 +294,9 @@ void run_scanner(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<std::unique_ptr<ScannedDatabase>> databases;
   for (auto& runtime : core.databases) {
     databases.push_back(std::make_unique<ScannedDatabase>(ScannedDatabase{
-        runtime.get(), core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner"),
+        runtime.get(),
+        core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/scanner", std::nullopt,
+                              std::nullopt, core::DatabaseSession::Connecting::kInBackground),
         InOrderElection(*runtime, core.config.consumer_id, scanner.in_order_lease_duration, scanner.in_order_election),
         ConsumerMembership(*runtime, core.config.consumer_id, scanner.in_order_lease_duration,
                            scanner.partition_grace.count() > 0),

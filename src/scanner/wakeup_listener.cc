@@ -121,7 +121,9 @@ void run_wakeup_listener(std::shared_ptr<core::ConsumerCore> core_owner) {
   databases.reserve(core.databases.size());
   for (auto& runtime : core.databases) {
     databases.push_back(ListenedDatabase{
-        runtime.get(), core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/listener"),
+        runtime.get(),
+        core::DatabaseSession(runtime->config.url, "quick/" + core.config.consumer_id + "/listener", std::nullopt,
+                              std::nullopt, core::DatabaseSession::Connecting::kInBackground),
         util::RetryDelay(std::chrono::milliseconds(50), core.config.reconnect_delay_max), nullptr, nullptr,
         Clock::time_point{}});
   }

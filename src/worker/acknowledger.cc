@@ -101,7 +101,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   std::vector<DatabaseBatch> batches(core.databases.size());
   for (const auto& runtime : core.databases) {
     sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/writer", std::nullopt,
-                          kLockTimeoutBatch);
+                          kLockTimeoutBatch, core::DatabaseSession::Connecting::kInBackground);
     retry_delays.emplace_back(milliseconds(20), core.config.reconnect_delay_max);
   }
   auto name = [&](std::size_t db) -> const std::string& { return core.databases[db]->config.name; };

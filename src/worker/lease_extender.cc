@@ -25,7 +25,7 @@ void run_lease_extender(std::shared_ptr<core::ConsumerCore> core_owner) {
     // A lock wait here would hold up every lease: the extension's UPDATE takes only the held
     // items' rows, which nothing else should hold for long, so wait at most a second.
     sessions.emplace_back(runtime->config.url, "quick/" + core.config.consumer_id + "/leases", std::nullopt,
-                          std::chrono::milliseconds(1000));
+                          std::chrono::milliseconds(1000), core::DatabaseSession::Connecting::kInBackground);
     retry_delays.emplace_back(std::chrono::milliseconds(20), core.config.reconnect_delay_max);
   }
   // Checks a few times per interval, so a round starts soon after it is due.

@@ -14,6 +14,7 @@
 #include "support/consumer_helpers.h"
 #include "support/eventually.h"
 #include "support/processes.h"
+#include "support/silent_listener.h"
 #include "support/test_database.h"
 #include "util/logging.h"
 
@@ -253,6 +254,37 @@ TEST_F(ResilienceTest, ConsumerPointedAtAnUnreachablePortKeepsRetryingAndStopsPr
   const std::string log = scanner_log.text();
   EXPECT_NE(log.find("nowhere"), std::string::npos) << "the log does not name the database:\n" << log;
   EXPECT_NE(log.find("connection lost"), std::string::npos) << log;
+}
+
+// A second database whose server never answers (a host that vanished: a connection attempt waits
+// for its connect_timeout, 5 s). Connections to it are attempted in the background, so the threads
+// that serve every database never wait for one: the first database's items are found and
+// completed at once, all along.
+TEST_F(ResilienceTest, ADatabaseThatNeverAnswersDoesNotHoldUpAnothers) {
+  SilentListener silent;
+  ConsumerConfig config = fast_config(url(), "silent");
+  config.databases.push_back(DatabaseConfig{"silent", silent.url()});
+  Consumer consumer(config);
+  consumer.handle("on-main", [](JobContext&) { return JobResult::done(); });
+  const auto started = Clock::now();
+  consumer.start();
+  EXPECT_LT(testing::seconds_since(started), 1.0) << "start() waited for the silent server";
+  int done_at_once = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto item = enqueue_one(url(), "tenant-m", "on-main");
+    if (eventually(
+            [&] {
+              return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(item)) == 0;
+            },
+            seconds(1))) {
+      ++done_at_once;
+    }
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  const auto stop_asked = Clock::now();
+  consumer.stop();
+  EXPECT_LT(testing::seconds_since(stop_asked), 3.0) << "stop() waited for the silent server";
+  EXPECT_EQ(done_at_once, 6) << "items on the first database waited for connection attempts to the silent one";
 }
 
 // One of a consumer's databases stops taking connections while the consumer holds an item of it.

@@ -361,5 +361,59 @@ TEST_F(DashboardBrowserTest, WhenTheFirstDatabaseIsDownThePageOffersTheOthers) {
       << browser.text("#status").value_or("");
 }
 
+TEST_F(DashboardBrowserTest, RetryAllMatchingRetriesWhatTheSearchShowsOnceConfirmed) {
+  const auto bury = [&](int id, const std::string& tenant) {
+    query(
+        "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, "
+        "last_error, reason) VALUES (" +
+        std::to_string(id) + ", '" + tenant + "', 'job', 0, 1, '{}', now(), 'boom', 'permanent failure')");
+  };
+  bury(101, "alpha");
+  bury(201, "beta");
+  bury(202, "beta");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.admin_token = kToken;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  browser.type("#token", kToken);
+  browser.click("#token-save");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled"); }, seconds(10), milliseconds(50)));
+
+  // Search alpha's dead items; then start typing another tenant, without searching.
+  browser.type("#dead-tenant", "alpha");
+  browser.click("#dead-search-button");
+  ASSERT_TRUE(eventually(
+      [&] {
+        return browser.exists("button.retry-dead[data-id='101']") &&
+               !browser.exists("button.retry-dead[data-id='201']");
+      },
+      seconds(5), milliseconds(20)))
+      << browser.text("#dead-items").value_or("");
+  browser.type("#dead-tenant", "beta");
+  const int searches = requests(browser, "GET /api/dead_items")["finished"].get<int>();
+  ASSERT_TRUE(eventually([&] { return requests(browser, "GET /api/dead_items")["finished"] >= searches + 2; },
+                         seconds(5), milliseconds(20)));
+  EXPECT_TRUE(browser.exists("button.retry-dead[data-id='101']") && !browser.exists("button.retry-dead[data-id='201']"))
+      << "the refresh searched what was typed, not what was searched: " << browser.text("#dead-items").value_or("");
+
+  // "Retry all matching" retries what the search shows, once the user confirms it.
+  browser.click("#retry-matching");
+  const auto question = browser.dialog_text();
+  EXPECT_TRUE(question.has_value()) << "no confirmation asked before retrying every dead item matching a filter";
+  if (question) {
+    EXPECT_THAT(*question, HasSubstr("tenant \"alpha\""));
+    browser.accept_dialog();
+  }
+  ASSERT_TRUE(eventually([&] { return shows_substring(browser, "#message", "retried"); }, seconds(5), milliseconds(20)))
+      << browser.text("#message").value_or("");
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE tenant = 'alpha'"), 0);
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.dead_items WHERE tenant = 'beta'"), 2)
+      << "beta was typed but never searched";
+}
+
 }  // namespace
 }  // namespace quick::testing

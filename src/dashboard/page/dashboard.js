@@ -13,6 +13,9 @@ let rates = {};  // job type -> {items, dead} per second
 const MIN_RATE_INTERVAL_MS = 1500;  // a refresh right after an action would give noisy rates
 let readOnly = true;
 let shownDeadItems = null;  // the dead items the table shows, as JSON
+// The dead items filter last searched: what the table shows, what the refreshes search again and
+// what "Retry all matching" retries. What is typed in the fields counts once searched.
+let searchedFilter = {};
 let selectedDatabase = null;  // the database shown in detail; null: the server's first
 // Answers can come back in another order than their requests went (a poll's and an action's, or
 // the last database's after another one was chosen): each request takes the next number, and an
@@ -322,7 +325,7 @@ async function searchDeadItems() {
   const database = selectedDatabase;
   const current = () => asked > deadItemsShown && database === selectedDatabase;
   try {
-    const data = await getJson(withDatabase("/api/dead_items?" + new URLSearchParams(deadFilter()).toString()));
+    const data = await getJson(withDatabase("/api/dead_items?" + new URLSearchParams(searchedFilter).toString()));
     if (!current()) return;
     deadItemsShown = asked;
     // Unchanged since the last search: keep the rows (and whatever the user is about to click).
@@ -375,6 +378,7 @@ function wire() {
   });
   $("dead-search").addEventListener("submit", (event) => {
     event.preventDefault();
+    searchedFilter = deadFilter();
     searchDeadItems();
   });
   $("retry-selected").addEventListener("click", () => {
@@ -383,7 +387,19 @@ function wire() {
     else act("/api/dead_items/retry", { ids: ids });
   });
   $("retry-matching").addEventListener("click", () => {
-    const filter = deadFilter();
+    const filter = searchedFilter;
+    const said = [];
+    if (filter.tenant !== undefined) said.push("tenant " + JSON.stringify(filter.tenant));
+    if (filter.job_type !== undefined) said.push("job type " + JSON.stringify(filter.job_type));
+    if (filter.error !== undefined) said.push("error containing " + JSON.stringify(filter.error));
+    if (filter.older_than !== undefined) said.push("dead for at least " + filter.older_than);
+    if (said.length === 0) {
+      showMessage("search with a filter first: Retry all matching retries what the search shows", true);
+      return;
+    }
+    const shown = shownDeadItems === null ? 0 : JSON.parse(shownDeadItems).length;
+    if (!confirm("Retry every dead item with " + said.join(", ") + "?\n\nThe table shows " + shown +
+                 (shown >= 100 ? ", the newest; more may match." : "."))) return;
     const body = { tenant: filter.tenant, job_type: filter.job_type, error_contains: filter.error, older_than: filter.older_than };
     act("/api/dead_items/retry", body);
   });
@@ -401,4 +417,5 @@ async function poll() {
 }
 
 wire();
+searchedFilter = deadFilter();  // a reload may have kept what the fields held
 poll();

@@ -32,7 +32,8 @@ std::string highest_load_within_goal(const std::vector<SteadyRun>& runs, const s
   double best = -1, rate = 0;
   for (const auto& run : runs) {
     const bool kept_up = static_cast<double>(run.backlog_end()) <= run.backlog_bound();
-    if (run.system == system && run.e2e.p99_ms <= kLatencyGoalMs && kept_up && run.load_fraction > best) {
+    if (run.system == system && run.complete() && run.e2e.p99_ms <= kLatencyGoalMs && kept_up &&
+        run.load_fraction > best) {
       best = run.load_fraction;
       rate = run.offered_rate();
     }
@@ -66,8 +67,9 @@ void run_load_sweep(ExperimentContext& ctx) {
                    fixed(run.backlog_bound(), 0), fixed(run.backlog_growth(), 1),
                    fixed(run.steady_cpu.busy_fraction, 3), fixed(run.steady_cpu_us_per_item(), 2),
                    fixed(run.cpu_needed_fraction(cores), 3)});
-    table.push_back({run.system, fixed(100 * run.load_fraction, 0) + "%", fixed(run.drain_rate(), 0),
-                     fixed(run.offered_rate(), 0), fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
+    table.push_back({run.system + (run.complete() ? "" : " **(INCOMPLETE: " + run.problems() + ")**"),
+                     fixed(100 * run.load_fraction, 0) + "%", fixed(run.drain_rate(), 0), fixed(run.offered_rate(), 0),
+                     fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
                      std::to_string(run.backlog_end()) + " / " + fixed(run.backlog_bound(), 0),
                      fixed(100 * run.steady_cpu.busy_fraction, 0) + "%", fixed(run.steady_cpu_us_per_item(), 1),
                      fixed(100 * run.cpu_needed_fraction(cores), 0) + "%"});

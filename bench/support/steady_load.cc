@@ -76,6 +76,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
                                         std::chrono::minutes(5));
   run.drain_cpu = drain_meter.finish();
   run.drain_s = drained ? drained->count() : 0;
+  run.drain_timed_out = !drained;
   run.load_fraction = load_fraction;
   run.target_rate = load_fraction * run.drain_rate();
   ctx.progress(system.name + ": drain " + fixed(run.drain_rate(), 0) + " items/s; producing " +
@@ -141,6 +142,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   const auto finished = wait_until_count([&] { return system.done() - done_before; },
                                          static_cast<std::uint64_t>(run.enqueued), std::chrono::minutes(2));
   run.finish_s = finished ? finished->count() : -1;
+  run.producer_errors = producer_errors.load();
   system.stop();
   measuring.store(false);
 
@@ -151,8 +153,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
                fixed(run.throughput(), 0) + " items/s; e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " +
                fixed(run.e2e.p99_ms, 1) + " ms, max " + fixed(run.e2e.max_ms, 1) + " ms; backlog " +
                std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()) +
-               (producer_errors.load() ? "; producer errors: " + std::to_string(producer_errors.load()) : "") +
-               (finished ? "" : "; NOT ALL ITEMS RAN"));
+               (run.complete() ? "" : "; INCOMPLETE: " + run.problems()));
   if (!run.consumer_note.empty()) ctx.progress(system.name + " during the run: " + run.consumer_note);
   const unsigned cores = std::thread::hardware_concurrency();
   ctx.progress(system.name + ": machine CPU busy " + fixed(100 * run.drain_cpu.busy_fraction, 0) + "% draining (" +

@@ -44,18 +44,33 @@ struct SteadyRun {
   int connections = 0;
   long long drain_items = 0;
   double drain_s = 0;
-  double load_fraction = 0;   // of the drain rate, asked of the producers
-  double target_rate = 0;     // items/s asked of the producers
-  double seconds = 0;         // producers' run
-  long long enqueued = 0;     // items committed by the producers
-  long long done_in_run = 0;  // items done while the producers ran
-  double finish_s = 0;        // after the producers stopped, until the last item ran
+  double load_fraction = 0;      // of the drain rate, asked of the producers
+  double target_rate = 0;        // items/s asked of the producers
+  double seconds = 0;            // producers' run
+  long long enqueued = 0;        // items committed by the producers
+  long long done_in_run = 0;     // items done while the producers ran
+  double finish_s = 0;           // after the producers stopped, until the last item ran (-1: not all ran)
+  bool drain_timed_out = false;  // the drain did not end within 5 minutes (drain_s, so the load, is 0)
+  int producer_errors = 0;       // enqueue transactions that failed (their items were not enqueued)
   Percentiles e2e;
   std::vector<double> e2e_sorted_ms;
   std::vector<BacklogSample> backlog;
   std::string consumer_note;  // quick-pg: what its Scanners and Managers did during the run
   CpuUse drain_cpu;           // the whole machine, while draining
   CpuUse steady_cpu;          // the whole machine, while the producers ran
+  // Whether the run measured what it claims: the drain ended, every enqueue committed, something
+  // was enqueued and every item enqueued ran. Otherwise its latencies and backlog leave out what
+  // went wrong (a drain that timed out offered no load at all: p99 0 ms, backlog 0), and its
+  // targets are not met. problems() says what went wrong ("" when nothing did).
+  bool complete() const { return !drain_timed_out && producer_errors == 0 && enqueued > 0 && finish_s >= 0; }
+  std::string problems() const {
+    std::string text;
+    if (drain_timed_out) text += "; the drain timed out";
+    if (producer_errors > 0) text += "; " + std::to_string(producer_errors) + " producer errors";
+    if (enqueued <= 0) text += "; nothing enqueued";
+    if (finish_s < 0) text += "; not all items ran";
+    return text.empty() ? text : text.substr(2);
+  }
   double drain_rate() const { return drain_s > 0 ? static_cast<double>(drain_items) / drain_s : 0; }
   double offered_rate() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
   double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }

@@ -415,5 +415,43 @@ TEST_F(DashboardBrowserTest, RetryAllMatchingRetriesWhatTheSearchShowsOnceConfir
       << "beta was typed but never searched";
 }
 
+TEST_F(DashboardBrowserTest, AnActionClickedTwiceRunsOnce) {
+  enqueue_items(url(), 1, 1, "job", "queued");
+  const auto id = query_value<std::int64_t>("SELECT id FROM quick.items");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.admin_token = kToken;
+  options.statement_timeout = std::chrono::seconds(60);
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  browser.type("#token", kToken);
+  browser.click("#token-save");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled"); }, seconds(10), milliseconds(50)));
+
+  // The cancel waits for this lock (reads do not), long enough for the user to click again.
+  pqxx::connection locker(url());
+  pqxx::work lock(locker);
+  lock.exec("LOCK TABLE quick.items IN SHARE MODE");
+  browser.type("#cancel-id", std::to_string(id));
+  browser.click("#cancel-button");
+  ASSERT_TRUE(eventually([&] { return requests(browser, "POST /api/items/cancel")["started"] == 1; }, seconds(5),
+                         milliseconds(20)));
+  browser.click("#cancel-button");
+  // After 20 s (2 s here) the page gives up waiting, says so, and takes actions again.
+  ASSERT_TRUE(
+      eventually([&] { return shows_substring(browser, "#message", "no answer"); }, seconds(5), milliseconds(20)))
+      << "the page says: " << browser.text("#message").value_or("");
+  EXPECT_EQ(requests(browser, "POST /api/items/cancel")["started"], 1) << "the second click sent the cancel again";
+  EXPECT_THAT(browser.text("#message").value_or(""), HasSubstr("it may still take effect"));
+  EXPECT_TRUE(browser.execute("return !document.getElementById('cancel-button').disabled;").get<bool>());
+  lock.abort();
+  EXPECT_TRUE(eventually(
+      [&] { return query_value<int>("SELECT count(*) FROM quick.dead_items WHERE reason = 'cancelled'") == 1; },
+      seconds(5), milliseconds(20)));
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -89,9 +89,20 @@ function fillTable(id, rows, makeCells, emptyText) {
   body.replaceWith(fresh);
 }
 
+// Whether an action is running: until it is done, every action button is disabled and act()
+// refuses another, so that a second click cannot send it again (and report the first as failed).
+let acting = false;
+
+function setActing(value) {
+  acting = value;
+  document.body.classList.toggle("acting", value);
+  for (const button of document.querySelectorAll("button.action, button.row-action")) button.disabled = value;
+}
+
 function actionButton(label, className, onClick, data) {
   const button = element("button", label, "row-action " + className);
   button.type = "button";
+  button.disabled = acting;
   for (const [key, value] of Object.entries(data || {})) button.dataset[key] = String(value);
   button.addEventListener("click", onClick);
   return button;
@@ -103,11 +114,13 @@ function showMessage(text, isError) {
   message.className = "message" + (isError ? " error" : "");
 }
 
-async function getJson(path) {
+// Fetches `path` and reads its JSON answer, giving up after REQUEST_TIMEOUT_MS. Throws an Error
+// with the server's message (and its whole answer as .body) for an error status.
+async function requestJson(path, init) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), REQUEST_TIMEOUT_MS);
   try {
-    const response = await fetch(path, { cache: "no-store", signal: controller.signal });
+    const response = await fetch(path, Object.assign({ cache: "no-store", signal: controller.signal }, init));
     const body = await response.json().catch((error) => {
       if (error.name === "AbortError") throw error;
       return { error: "HTTP " + response.status };
@@ -126,25 +139,34 @@ async function getJson(path) {
   }
 }
 
+function getJson(path) {
+  return requestJson(path, {});
+}
+
 // POSTs an action with the admin token; shows what it did, then refreshes.
 async function act(path, body) {
+  if (acting) return;
+  setActing(true);
   let outcome;
   try {
-    const response = await fetch(withDatabase(path), {
+    const answer = await requestJson(withDatabase(path), {
       method: "POST",
       headers: { "Content-Type": "application/json", "Authorization": "Bearer " + (sessionStorage.getItem(TOKEN_KEY) || "") },
       body: JSON.stringify(body),
     });
-    const answer = await response.json().catch(() => ({ error: "HTTP " + response.status }));
-    if (!response.ok) throw new Error(answer.error || "HTTP " + response.status);
     outcome = [answer.message || "done", false];
   } catch (error) {
-    outcome = [error.message, true];
+    // Given up on, an action may still take effect: the tables will tell.
+    outcome = [error.message.startsWith("no answer") ? error.message + ": it may still take effect" : error.message, true];
   }
-  // The message comes once the tables show the change, so that what it says can be seen.
-  await refresh();
-  await searchDeadItems();
-  showMessage(outcome[0], outcome[1]);
+  try {
+    // The message comes once the tables show the change, so that what it says can be seen.
+    await refresh();
+    await searchDeadItems();
+    showMessage(outcome[0], outcome[1]);
+  } finally {
+    setActing(false);
+  }
 }
 
 function pauseButtons(kind, name, pausedSet) {

@@ -453,5 +453,38 @@ TEST_F(DashboardBrowserTest, AnActionClickedTwiceRunsOnce) {
       seconds(5), milliseconds(20)));
 }
 
+TEST_F(DashboardBrowserTest, WithoutTheRightTokenThePageAsksForIt) {
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.admin_token = kToken;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "enter the admin token for actions"); }, seconds(10),
+                         milliseconds(50)));
+
+  // No token yet: the page says to enter it (the server would say "wrong admin token").
+  browser.type("#pause-name", "acme");
+  browser.click("#pause-button");
+  EXPECT_TRUE(eventually([&] { return shows_substring(browser, "#message", "enter the admin token"); }, seconds(5),
+                         milliseconds(20)))
+      << "the page says: " << browser.text("#message").value_or("");
+
+  // A wrong token: refused, forgotten, and asked for again rather than shown as "actions enabled".
+  browser.type("#token", "not-the-token");
+  browser.click("#token-save");
+  browser.click("#pause-button");
+  ASSERT_TRUE(eventually([&] { return shows_substring(browser, "#message", "wrong admin token"); }, seconds(5),
+                         milliseconds(20)))
+      << "the page says: " << browser.text("#message").value_or("");
+  EXPECT_TRUE(eventually([&] { return shows(browser, "#mode", "enter the admin token for actions"); }, seconds(2),
+                         milliseconds(20)))
+      << "mode: " << browser.text("#mode").value_or("");
+  EXPECT_TRUE(browser.execute("return sessionStorage.getItem('quick-dashboard-token');").is_null());
+  EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.paused"), 0);
+}
+
 }  // namespace
 }  // namespace quick::testing

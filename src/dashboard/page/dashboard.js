@@ -128,6 +128,7 @@ async function requestJson(path, init) {
     if (!response.ok) {
       const failure = new Error(body.error || "HTTP " + response.status);
       failure.body = body;  // what else the error answer says (an overview's: the other databases)
+      failure.status = response.status;
       throw failure;
     }
     return body;
@@ -146,6 +147,11 @@ function getJson(path) {
 // POSTs an action with the admin token; shows what it did, then refreshes.
 async function act(path, body) {
   if (acting) return;
+  if (!sessionStorage.getItem(TOKEN_KEY)) {
+    showMessage("enter the admin token first (at the top) to run actions", true);
+    $("token").focus();
+    return;
+  }
   setActing(true);
   let outcome;
   try {
@@ -158,6 +164,11 @@ async function act(path, body) {
   } catch (error) {
     // Given up on, an action may still take effect: the tables will tell.
     outcome = [error.message.startsWith("no answer") ? error.message + ": it may still take effect" : error.message, true];
+    if (error.status === 401) {
+      // A wrong token (or one the server no longer takes): forgotten, so that the page asks again.
+      sessionStorage.removeItem(TOKEN_KEY);
+      outcome[0] += ": enter the admin token again";
+    }
   }
   try {
     // The message comes once the tables show the change, so that what it says can be seen.

@@ -11,11 +11,14 @@ NotedLoopError note_loop_error(ConsumerCore& core, spdlog::logger& log, const ch
   add(core.counters.database_errors);
   if (error.kind == store::ErrorKind::kInDoubt) add(core.counters.in_doubt_commits);
   if (session != nullptr && error.connection_unusable()) {
+    const bool was_connected = session->connected();
     session->reset();
     add(core.counters.reconnects);
     // The server may have restarted and lost its last visits, whose commits do not wait for the
     // WAL flush: check the leases of the items held now, so that a lost one stops its handler.
-    if (core.lease_keeper) core.lease_keeper->check_soon();
+    // Once per connection that broke, not per failed attempt to connect again (which would run a
+    // round on every database at that database's retry pace).
+    if (was_connected && core.lease_keeper) core.lease_keeper->check_soon();
   }
   auto wait = delay.next();
   if (error.kind == store::ErrorKind::kPermanent) {

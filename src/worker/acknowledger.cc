@@ -112,8 +112,17 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     std::vector<store::Ack> statement_acks;
     statement_acks.reserve(acks.size());
     for (const auto& waiting : acks) statement_acks.push_back(waiting.ack);
-    pqxx::nontransaction statement(sessions[db].connection());
-    count_outcomes(core, acks, store::ack_items(statement, statement_acks));
+    pqxx::connection& conn = sessions[db].connection();
+    std::vector<store::AckOutcome> outcomes;
+    try {
+      pqxx::nontransaction statement(conn);
+      outcomes = store::ack_items(statement, statement_acks);
+    } catch (const pqxx::broken_connection& error) {
+      // An autocommit statement whose connection broke may have committed: in doubt (so that a
+      // second write that finds its work done counts it as done, not as a lost lease).
+      throw pqxx::in_doubt_error(error.what());
+    }
+    count_outcomes(core, acks, outcomes);
     retry_delays[db].reset();
   };
   // Done with: written, or given up (its item vests again when its lease runs out).
@@ -260,17 +269,29 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
   };
 
   // The free acknowledgments as one batch; the row-locked ones alone, when their time has come.
-  auto flush = [&](std::size_t db, Clock::time_point now, bool stopping) {
+  auto flush = [&](std::size_t db, bool stopping) {
     auto& batch = batches[db];
+    // Set aside too: the new acknowledgments of tenants whose rows were found held (a move holds
+    // the whole zone), so that a batch does not wait a second for their rows.
+    std::set<std::string> held_tenants;
+    for (const auto& waiting : batch.acks) {
+      if (waiting.row_locked && waiting.held) held_tenants.insert(waiting.held->item.tenant);
+    }
     std::vector<WaitingAck> free, held;
-    for (auto& waiting : batch.acks) (waiting.row_locked ? held : free).push_back(std::move(waiting));
+    for (auto& waiting : batch.acks) {
+      if (!waiting.row_locked && waiting.held && held_tenants.count(waiting.held->item.tenant) > 0) {
+        waiting.row_locked = true;
+      }
+      (waiting.row_locked ? held : free).push_back(std::move(waiting));
+    }
     batch.acks.clear();
     bool failed = false;
     if (!free.empty()) {
       free = write_batch(db, std::move(free), failed);
       const std::size_t newly_held = count_row_locked(free);
       if (newly_held > 0) {
-        if (held.empty()) batch.locked_retry_at = now + batch.locked_retry_interval;
+        // From after the writes (the batch itself waited a second for the lock).
+        if (held.empty()) batch.locked_retry_at = Clock::now() + batch.locked_retry_interval;
         const auto first = std::find_if(free.begin(), free.end(),
                                         [](const auto& waiting) { return waiting.row_locked; });
         log->warn(
@@ -279,11 +300,11 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
             newly_held, name(db), first->ack.item_id, newly_held > 1 ? " and more" : "");
       }
     }
-    if (!held.empty() && !failed && (stopping || now >= batch.locked_retry_at)) {
+    if (!held.empty() && !failed && (stopping || Clock::now() >= batch.locked_retry_at)) {
       held = write_one_at_a_time(db, std::move(held), failed);
       if (count_row_locked(held) > 0) {
         batch.locked_retry_interval = std::min(batch.locked_retry_interval * 2, kLockedRetryMax);
-        batch.locked_retry_at = now + batch.locked_retry_interval;
+        batch.locked_retry_at = Clock::now() + batch.locked_retry_interval;
         log->debug("{} acknowledgment(s) on database {} still wait for rows another session holds",
                    count_row_locked(held), name(db));
       }
@@ -331,7 +352,7 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     }
     for (std::size_t db = 0; db < batches.size(); ++db) {
       const auto& batch = batches[db];
-      if (!batch.acks.empty() && (stopping || due_at(batch) <= now)) flush(db, now, stopping);
+      if (!batch.acks.empty() && (stopping || due_at(batch) <= now)) flush(db, stopping);
     }
     if (final_round) break;
     if (stopping && core.ack_queue.size() == 0) {

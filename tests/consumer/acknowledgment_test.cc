@@ -288,6 +288,52 @@ TEST_F(AcknowledgmentTest, AZoneAnotherSessionHoldsDoesNotSlowTheOtherAcknowledg
   EXPECT_EQ(consumer.stats().items_lease_lost, 0u);
 }
 
+// The same, while that tenant's handlers keep finishing: each of its new completions is set aside
+// with the ones already waiting, instead of going into the next batch, which would wait a second
+// for the held rows before writing the others. (Before, every batch that carried one did: the
+// other tenant's completions took over a second each.)
+TEST_F(AcknowledgmentTest, CompletionsThatKeepArrivingForAHeldZoneDoNotSlowTheOthersDown) {
+  ConsumerConfig config = testing::fast_config(url(), "acks");
+  config.worker.item_lease_duration = 60s;
+  config.worker.threads = 20;  // every held item runs at once, finishing one at a time
+  constexpr int kHeld = 12;
+  Consumer consumer(config);
+  std::atomic<bool> zone_locked{false};
+  std::atomic<int> may_finish{0};
+  consumer.handle("held", [&](JobContext&) {
+    while (true) {
+      int left = may_finish.load();
+      if (zone_locked && left > 0 && may_finish.compare_exchange_weak(left, left - 1)) break;
+      std::this_thread::sleep_for(2ms);
+    }
+    return JobResult::done();
+  });
+  consumer.handle("free", [&](JobContext&) { return JobResult::done(); });
+  testing::enqueue_items(url(), kHeld, 1, "held", "tenant-b");  // zone "tenant-b0"
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return consumer.stats().items_dequeued >= kHeld; }, 20s));
+  auto holder_conn = connect();
+  pqxx::work holder(*holder_conn);
+  holder.exec("SELECT 1 FROM quick.items WHERE tenant = 'tenant-b0' FOR UPDATE");
+  zone_locked = true;
+  may_finish = 1;  // its batch waits a second for the lock; then it is set aside
+  std::this_thread::sleep_for(1500ms);
+  int written_soon = 0;
+  constexpr int kRounds = 6;
+  for (int i = 0; i < kRounds; ++i) {
+    may_finish.fetch_add(1);  // another completion of the held zone
+    std::this_thread::sleep_for(20ms);
+    const auto item = enqueue("tenant-a", "free");
+    if (eventually([&] { return !queued(item); }, 600ms)) ++written_soon;
+  }
+  holder.commit();
+  may_finish = kHeld;
+  EXPECT_EQ(written_soon, kRounds) << "another tenant's completions waited behind the held zone's new ones";
+  EXPECT_TRUE(eventually([&] { return count("SELECT count(*) FROM quick.items") == 0; }, 10s));
+  consumer.stop();
+  EXPECT_EQ(consumer.stats().items_lease_lost, 0u);
+}
+
 // default_job_type.max_in_flight limits every job type not listed under job_types. A type at its
 // limit is left out of the visits' dequeue, as a listed one is: while its one item runs, visits
 // do not lease its other items only to release them (items_throttled stays where the first

@@ -7,7 +7,9 @@
 // DIR/dashboard-actions.png (docs/images/ holds the ones docs/operations.md shows).
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -484,6 +486,39 @@ TEST_F(DashboardBrowserTest, WithoutTheRightTokenThePageAsksForIt) {
       << "mode: " << browser.text("#mode").value_or("");
   EXPECT_TRUE(browser.execute("return sessionStorage.getItem('quick-dashboard-token');").is_null());
   EXPECT_EQ(query_value<int>("SELECT count(*) FROM quick.paused"), 0);
+}
+
+TEST_F(DashboardBrowserTest, EstimatedCountsGiveNoRates) {
+  // Many pages of items against a budget of one page: the counts are sample estimates, which
+  // differ from refresh to refresh while nothing changes in the database.
+  enqueue_items(url(), 4000, 4, "bulk", "t", 1000);
+  query("ANALYZE quick.items");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.page_budget = 1;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.run_before_page_scripts(kPageWatch);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(
+      eventually([&] { return shows_substring(browser, "#job-types tbody", "bulk"); }, seconds(10), milliseconds(50)));
+  EXPECT_THAT(browser.text("#job-types tbody").value_or(""), HasSubstr("≈"));
+
+  // Nothing changes in the database: no rate may say it does.
+  std::set<std::string> rates;
+  const auto until = Clock::now() + seconds(3);
+  while (Clock::now() < until) {
+    for (const auto& rate : browser.execute("return Array.from(document.querySelectorAll('#job-types tbody tr'), "
+                                            "(tr) => tr.cells[6] ? tr.cells[6].textContent : '');")) {
+      rates.insert(rate.get<std::string>());
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  rates.erase("");  // a refresh whose sample found no item: no row
+  for (const auto& rate : rates) {
+    EXPECT_TRUE(rate == "–" || rate == "0.00") << "items/s " << rate << " from estimates of an unchanging queue";
+  }
 }
 
 }  // namespace

@@ -254,6 +254,12 @@ function renderDatabases(databases, shown) {
   }, "");
 }
 
+function rateCell(jobType, rate) {
+  const td = cell(formatRate(rate), "number");
+  if (jobType.estimated) td.title = "the counts are estimates: no rate from them (the metrics endpoint counts exactly)";
+  return td;
+}
+
 function render(data, jobRates) {
   readOnly = data.read_only;
   document.body.classList.toggle("read-only", readOnly);
@@ -275,8 +281,8 @@ function render(data, jobRates) {
     cell(j.job_type), cell(formatCount(j.items, j.estimated), "number"), cell(formatCount(j.vested, j.estimated), "number"),
     cell(formatCount(j.leased, j.estimated), "number"), cell(formatCount(j.failing, j.estimated), "number"),
     cell(formatCount(j.dead, j.estimated), "number"),
-    cell(formatRate(jobRates[j.job_type] ? jobRates[j.job_type].items : null), "number"),
-    cell(formatRate(jobRates[j.job_type] ? jobRates[j.job_type].dead : null), "number"),
+    rateCell(j, jobRates[j.job_type] ? jobRates[j.job_type].items : null),
+    rateCell(j, jobRates[j.job_type] ? jobRates[j.job_type].dead : null),
     cell(formatSeconds(j.oldest_item_age_seconds), "number"), cell(pauseButtons("job_type", j.job_type, paused)),
   ], "no queued or dead items");
 
@@ -301,14 +307,19 @@ function render(data, jobRates) {
 }
 
 // Items and dead items per second for each job type, from this overview and the previous one.
+// None from estimates (`estimated`: a sample of a large table, scaled up): two samples differ by
+// thousands while nothing changes, which would show as thousands of items per second.
 function ratesSince(data, now) {
   const measured = {};
   if (previous) {
     const seconds = (now - previous.at) / 1000;
     const before = new Map(previous.data.job_types.map((j) => [j.job_type, j]));
+    const estimatedBefore = previous.data.job_types.some((j) => j.estimated);
     for (const j of data.job_types) {
       const old = before.get(j.job_type) || { items: 0, dead: 0 };
-      measured[j.job_type] = { items: (j.items - old.items) / seconds, dead: (j.dead - old.dead) / seconds };
+      measured[j.job_type] = j.estimated || estimatedBefore
+        ? { items: null, dead: null }
+        : { items: (j.items - old.items) / seconds, dead: (j.dead - old.dead) / seconds };
     }
   }
   return measured;

@@ -75,10 +75,11 @@ pqxx::connection& DatabaseSession::connection() {
     return *connection_;
   }
   if (!attempt_) {
-    attempt_ = std::make_shared<BackgroundAttempt>();
+    auto started = std::make_shared<BackgroundAttempt>();
     // Detached: the thread owns what it shares with this session, so a session destroyed (or a
     // consumer stopped) meanwhile does not wait for it; the attempt ends by connect_timeout.
-    std::thread([attempt = attempt_, url = url_, name = application_name_, statement = statement_timeout_,
+    // Should the thread not start (it throws), no attempt is left waiting for it.
+    std::thread([attempt = started, url = url_, name = application_name_, statement = statement_timeout_,
                  lock = lock_timeout_] {
       std::unique_ptr<pqxx::connection> conn;
       std::exception_ptr error;
@@ -93,6 +94,7 @@ pqxx::connection& DatabaseSession::connection() {
       attempt->finished = true;
       attempt->finished_cv.notify_all();
     }).detach();
+    attempt_ = std::move(started);
   }
   std::shared_ptr<BackgroundAttempt> attempt = attempt_;
   std::unique_lock<std::mutex> lock(attempt->mutex);

@@ -256,6 +256,42 @@ TEST_F(ResilienceTest, ConsumerPointedAtAnUnreachablePortKeepsRetryingAndStopsPr
   EXPECT_NE(log.find("connection lost"), std::string::npos) << log;
 }
 
+// A second database where every visit fails (here its visit function is missing: a permanent
+// error, retried no sooner than a second later) while its scans work. The Manager whose visit
+// failed waits out that delay, but the failed visit's zones stay marked in progress meanwhile, so
+// the Scanner hands none of them to another Manager: the first database's visits go on.
+TEST_F(ResilienceTest, ADatabaseWhoseVisitsFailDoesNotHoldUpAnothersVisits) {
+  MigratedDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    pqxx::nontransaction(conn).exec(
+        "DO $$ BEGIN EXECUTE format('ALTER FUNCTION %s RENAME TO visit_zones_gone', "
+        "(SELECT p.oid::regprocedure FROM pg_proc p WHERE p.proname = 'visit_zones' "
+        "AND p.pronamespace = 'quick'::regnamespace)); END $$");
+  }
+  enqueue_one(second.url(), "tenant-s", "anything");
+  ConsumerConfig config = fast_config(url(), "visits");
+  config.databases.push_back(DatabaseConfig{"second", second.url()});
+  Consumer consumer(config);
+  consumer.handle("on-main", [](JobContext&) { return JobResult::done(); });
+  consumer.start();
+  ASSERT_TRUE(eventually([&] { return consumer.stats().database_errors >= 2; }, seconds(10)))
+      << "the second database's visits did not fail";
+  int done_at_once = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto item = enqueue_one(url(), "tenant-m", "on-main");
+    if (eventually(
+            [&] {
+              return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(item)) == 0;
+            },
+            milliseconds(600))) {
+      ++done_at_once;
+    }
+  }
+  consumer.stop();
+  EXPECT_EQ(done_at_once, 6) << "the first database's visits waited for Managers asleep after the second's failures";
+}
+
 // A second database whose server never answers (a host that vanished: a connection attempt waits
 // for its connect_timeout, 5 s). Connections to it are attempted in the background, so the threads
 // that serve every database never wait for one: the first database's items are found and

@@ -56,6 +56,15 @@ class AcknowledgmentTest : public testing::DatabaseTest {
     return testing::enqueue_one(url(), tenant, job_type);
   }
   int count(const std::string& sql) const { return query_value<int>(sql); }
+  // Enqueues `held` items of job type "held" into zone "tenant-b0", starts the consumer, waits
+  // until they are all leased (one visit takes them all), and has `holder` lock the zone's rows,
+  // as a tenant move copying the zone does, until it commits.
+  void lease_then_hold_the_zone(Consumer& consumer, int held, pqxx::work& holder) {
+    testing::enqueue_items(url(), held, 1, "held", "tenant-b");
+    consumer.start();
+    ASSERT_TRUE(eventually([&] { return consumer.stats().items_dequeued >= static_cast<std::uint64_t>(held); }, 20s));
+    holder.exec("SELECT 1 FROM quick.items WHERE tenant = 'tenant-b0' FOR UPDATE");
+  }
   bool queued(std::int64_t id) const {
     return count("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id)) == 1;
   }
@@ -265,13 +274,9 @@ TEST_F(AcknowledgmentTest, AZoneAnotherSessionHoldsDoesNotSlowTheOtherAcknowledg
     return JobResult::done();
   });
   consumer.handle("free", [&](JobContext&) { return JobResult::done(); });
-  testing::enqueue_items(url(), kHeld, 1, "held", "tenant-b");  // zone "tenant-b0"
-  consumer.start();
-  // Every held item is leased (one visit takes them all), so that their rows can be locked.
-  ASSERT_TRUE(eventually([&] { return consumer.stats().items_dequeued >= kHeld; }, 20s));
   auto holder_conn = connect();
   pqxx::work holder(*holder_conn);
-  holder.exec("SELECT 1 FROM quick.items WHERE tenant = 'tenant-b0' FOR UPDATE");
+  lease_then_hold_the_zone(consumer, kHeld, holder);
   zone_locked = true;
   // The held completions are written as a batch first, which waits for the lock for a second.
   std::this_thread::sleep_for(1500ms);
@@ -309,12 +314,9 @@ TEST_F(AcknowledgmentTest, CompletionsThatKeepArrivingForAHeldZoneDoNotSlowTheOt
     return JobResult::done();
   });
   consumer.handle("free", [&](JobContext&) { return JobResult::done(); });
-  testing::enqueue_items(url(), kHeld, 1, "held", "tenant-b");  // zone "tenant-b0"
-  consumer.start();
-  ASSERT_TRUE(eventually([&] { return consumer.stats().items_dequeued >= kHeld; }, 20s));
   auto holder_conn = connect();
   pqxx::work holder(*holder_conn);
-  holder.exec("SELECT 1 FROM quick.items WHERE tenant = 'tenant-b0' FOR UPDATE");
+  lease_then_hold_the_zone(consumer, kHeld, holder);
   zone_locked = true;
   may_finish = 1;  // its batch waits a second for the lock; then it is set aside
   std::this_thread::sleep_for(1500ms);

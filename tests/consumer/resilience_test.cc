@@ -26,6 +26,21 @@ using namespace testing;
 class ResilienceTest : public testing::DatabaseTest {
  protected:
   int queued() { return query_value<int>("SELECT count(*) FROM quick.items"); }
+  bool queued_item(std::int64_t id) {
+    return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id)) == 1;
+  }
+  // Enqueues `count` items of job type "on-main" into this test's database one after another
+  // (`pause` between them), each waited for up to `within`: how many were done (completed and
+  // their completions written) within it.
+  int done_within(int count, milliseconds within, milliseconds pause = milliseconds(0)) {
+    int done = 0;
+    for (int i = 0; i < count; ++i) {
+      const auto item = enqueue_one(url(), "tenant-m", "on-main");
+      if (eventually([&] { return !queued_item(item); }, within)) ++done;
+      std::this_thread::sleep_for(pause);
+    }
+    return done;
+  }
 };
 
 // Captures what a component logger writes while it lives.
@@ -277,17 +292,7 @@ TEST_F(ResilienceTest, ADatabaseWhoseVisitsFailDoesNotHoldUpAnothersVisits) {
   consumer.start();
   ASSERT_TRUE(eventually([&] { return consumer.stats().database_errors >= 2; }, seconds(10)))
       << "the second database's visits did not fail";
-  int done_at_once = 0;
-  for (int i = 0; i < 6; ++i) {
-    const auto item = enqueue_one(url(), "tenant-m", "on-main");
-    if (eventually(
-            [&] {
-              return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(item)) == 0;
-            },
-            milliseconds(600))) {
-      ++done_at_once;
-    }
-  }
+  const int done_at_once = done_within(6, milliseconds(600));
   consumer.stop();
   EXPECT_EQ(done_at_once, 6) << "the first database's visits waited for Managers asleep after the second's failures";
 }
@@ -305,18 +310,7 @@ TEST_F(ResilienceTest, ADatabaseThatNeverAnswersDoesNotHoldUpAnothers) {
   const auto started = Clock::now();
   consumer.start();
   EXPECT_LT(testing::seconds_since(started), 1.0) << "start() waited for the silent server";
-  int done_at_once = 0;
-  for (int i = 0; i < 6; ++i) {
-    const auto item = enqueue_one(url(), "tenant-m", "on-main");
-    if (eventually(
-            [&] {
-              return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(item)) == 0;
-            },
-            seconds(1))) {
-      ++done_at_once;
-    }
-    std::this_thread::sleep_for(milliseconds(500));
-  }
+  const int done_at_once = done_within(6, seconds(1), milliseconds(500));
   const auto stop_asked = Clock::now();
   consumer.stop();
   EXPECT_LT(testing::seconds_since(stop_asked), 3.0) << "stop() waited for the silent server";
@@ -362,9 +356,6 @@ class UnreachableSecondDatabaseTest : public ResilienceTest {
     if (admin_) set_allow_connections(true);
     ResilienceTest::TearDown();
   }
-  bool queued_item(std::int64_t id) {
-    return query_value<int>("SELECT count(*) FROM quick.items WHERE id = " + std::to_string(id)) == 1;
-  }
 
  private:
   void set_allow_connections(bool allow) {
@@ -384,11 +375,7 @@ TEST_F(UnreachableSecondDatabaseTest, TheOtherDatabasesItemsArePickedUpAndComple
   consumer.handle("on-main", [](JobContext&) { return JobResult::done(); });
   consumer.start();
   take_the_second_database_down();
-  int written_at_once = 0;
-  for (int i = 0; i < 3; ++i) {
-    const auto item = enqueue_one(url(), "tenant-m", "on-main");
-    if (eventually([&] { return !queued_item(item); }, seconds(1))) ++written_at_once;
-  }
+  const int written_at_once = done_within(3, seconds(1));
   consumer.stop();
   EXPECT_EQ(written_at_once, 3) << "items on the healthy database waited for the other's retry delay";
 }

@@ -65,4 +65,28 @@ ScheduleResult run_schedule(int producers, double rate, double seconds,
   return result;
 }
 
+long due_by_tick(double per_second, Clock::duration tick, Clock::duration since_start) {
+  if (tick.count() <= 0 || since_start.count() < 0) return 0;
+  const auto ticks = since_start / tick;  // whole ticks come by then
+  const double seconds = std::chrono::duration<double>(ticks * tick).count();
+  // k / per_second <= seconds for k = 1 .. floor(per_second x seconds); the small allowance keeps
+  // a job due exactly on a tick from slipping to the next one by a rounding error.
+  return static_cast<long>(std::floor(per_second * seconds + 1e-9));
+}
+
+void run_ticks(Clock::time_point start, Clock::time_point end, Clock::duration tick,
+               const std::function<void(const std::vector<Clock::time_point>&)>& send, LatencyRecorder& lag) {
+  auto next = start + tick;
+  while (next <= end) {
+    std::this_thread::sleep_until(next);
+    const auto now = Clock::now();
+    std::vector<Clock::time_point> ticks;
+    for (; next <= end && next <= now; next += tick) {
+      ticks.push_back(next);
+      lag.record(std::chrono::duration_cast<std::chrono::microseconds>(now - ticks.back()));
+    }
+    send(ticks);
+  }
+}
+
 }  // namespace quick::bench

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "support/latency_recorder.h"
 
@@ -45,5 +46,25 @@ struct ScheduleResult {
 ScheduleResult run_schedule(
     int producers, double rate, double seconds,
     const std::function<std::function<void(std::chrono::steady_clock::time_point)>(int)>& make_sender);
+
+// Producers that batch: every `tick` they commit, in one transaction, the jobs that have come due
+// since their last commit (one commit per job would cap the load at the machine's commit rate).
+// A job's due time is the tick it belongs to, the commit it was scheduled for: the batching
+// within a tick is the load's shape and not counted, but a producer behind its ticks (a slow
+// commit, after which the next one takes every tick missed) is.
+
+// How many jobs of a producer's share (`per_second` jobs/s, job k = 1, 2, ... due at k / per_second) go out
+// in the ticks from the start up to `since_start`: those due by the last tick at or before it.
+long due_by_tick(double per_second, std::chrono::steady_clock::duration tick,
+                 std::chrono::steady_clock::duration since_start);
+
+// One producer's loop over the ticks start + tick, start + 2 tick, ... up to `end`: it sleeps
+// until the next tick, then calls `send` with every tick that has come (oldest first; more than
+// one when it fell behind), recording in `lag` how late each tick went out (producers may share
+// one recorder).
+void run_ticks(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end,
+               std::chrono::steady_clock::duration tick,
+               const std::function<void(const std::vector<std::chrono::steady_clock::time_point>&)>& send,
+               LatencyRecorder& lag);
 
 }  // namespace quick::bench

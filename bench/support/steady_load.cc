@@ -12,6 +12,7 @@
 #include "support/bench_database.h"
 #include "support/load.h"
 #include "support/quick_pool.h"
+#include "support/scheduled_load.h"
 
 namespace quick::bench {
 namespace {
@@ -23,10 +24,12 @@ constexpr const char* kJobType = "noop";
 constexpr double kItemsPerEnqueue = 2.5;  // mean of uniform 1..4
 constexpr milliseconds kTick{5};
 
-// One enqueue of the paper's uniform load: `count` (1-4) items for one tenant.
+// One enqueue of the paper's uniform load: `count` (1-4) items for one tenant, due at `due` (the
+// tick its producer was to commit it in), which each item's payload names (due_payload).
 struct Enqueue {
   std::string tenant;
   int count;
+  Clock::time_point due;
 };
 
 // What differs between quick-pg and the baseline; the rest of a run is shared.
@@ -63,8 +66,20 @@ std::string describe_consumers(const ConsumerStats& before, const ConsumerStats&
          " zones parked per s, " + fixed(pulls / seconds, 0) + " pull requests applied per s";
 }
 
-SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& system, LatencyRecorder& e2e,
-                     std::atomic<bool>& measuring, int tenants, milliseconds duration, double load_fraction) {
+// What the handlers record while the run measures: each item's latency from its due time (its
+// payload) and from its enqueue statement (the vesting time, `waited`).
+struct Latencies {
+  LatencyRecorder e2e, from_statement;
+  std::atomic<bool> measuring{false};
+  void record(const std::string& payload, std::chrono::microseconds waited) {
+    if (!measuring.load()) return;
+    e2e.record(since_due(payload, Clock::now()).value_or(waited));
+    from_statement.record(waited);
+  }
+};
+
+SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& system, Latencies& latencies,
+                     int tenants, milliseconds duration, double load_fraction) {
   SteadyRun run;
   run.system = system.name;
   run.connections = system.connections;
@@ -85,30 +100,54 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
 
   // Producers: each thread owns an equal share of the enqueue rate. Every tick it commits, in
   // one transaction, the enqueues that have come due since its last commit (open loop: a slow
-  // commit makes the next one bigger, never the rate lower).
-  measuring.store(true);
+  // commit makes the next one bigger, never the rate lower). Each thread's enqueues are drawn
+  // before the run, so that the backlog can count those due but not yet committed.
+  const double enqueues_per_thread = run.target_rate / kItemsPerEnqueue / kSteadyProducers;
+  const long plan_size = due_by_tick(enqueues_per_thread, kTick, duration);
+  std::vector<std::vector<Enqueue>> plans(kSteadyProducers);
+  std::vector<std::vector<long long>> items_before(kSteadyProducers);  // items of the plan's first k enqueues
+  for (int p = 0; p < kSteadyProducers; ++p) {
+    std::mt19937 random(1000 + static_cast<unsigned>(p));
+    std::uniform_int_distribution<int> tenant(0, tenants - 1), count(1, 4);
+    auto& plan = plans[static_cast<std::size_t>(p)];
+    auto& before = items_before[static_cast<std::size_t>(p)];
+    before.push_back(0);
+    for (long k = 0; k < plan_size; ++k) {
+      const int tenant_index = tenant(random);
+      plan.push_back({tenant_name(tenant_index), count(random), {}});
+      before.push_back(before.back() + plan.back().count);
+    }
+  }
+  latencies.measuring.store(true);
   const std::uint64_t done_before = system.done();
   const ConsumerStats stats_before = system.stats ? system.stats() : ConsumerStats{};
   std::atomic<long long> enqueued{0};
   std::atomic<int> producer_errors{0};
-  const double enqueues_per_thread = run.target_rate / kItemsPerEnqueue / kSteadyProducers;
+  LatencyRecorder lag;
   const CpuMeter steady_meter;
   const auto start = Clock::now();
   const auto end = start + duration;
   std::vector<std::thread> producers;
   for (int p = 0; p < kSteadyProducers; ++p) {
     producers.emplace_back([&, p] {
-      auto conn = db.connect();
-      std::mt19937 random(1000 + static_cast<unsigned>(p));
-      std::uniform_int_distribution<int> tenant(0, tenants - 1), count(1, 4);
-      long long sent = 0;
-      for (auto tick = start + kTick; tick <= end; tick += kTick) {
-        std::this_thread::sleep_until(tick);
-        const double elapsed = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
-        const auto due = static_cast<long long>(enqueues_per_thread * elapsed);
+      std::unique_ptr<pqxx::connection> conn;
+      try {  // nothing may escape a thread
+        conn = db.connect();
+      } catch (const std::exception& error) {
+        if (producer_errors.fetch_add(1) == 0) ctx.progress(system.name + ": producer error: " + error.what());
+        return;
+      }
+      auto& plan = plans[static_cast<std::size_t>(p)];
+      long sent = 0;
+      const auto send = [&](const std::vector<Clock::time_point>& ticks) {
         std::vector<Enqueue> batch;
-        for (; sent < due; ++sent) batch.push_back({tenant_name(tenant(random)), count(random)});
-        if (batch.empty()) continue;
+        for (const auto tick : ticks) {
+          for (const long due = due_by_tick(enqueues_per_thread, kTick, tick - start); sent < due; ++sent) {
+            plan[static_cast<std::size_t>(sent)].due = tick;
+            batch.push_back(plan[static_cast<std::size_t>(sent)]);
+          }
+        }
+        if (batch.empty()) return;
         try {
           system.enqueue(*conn, batch);
           long long items = 0;
@@ -118,13 +157,22 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
           // Counted and reported; the first message tells why.
           if (producer_errors.fetch_add(1) == 0) ctx.progress(system.name + ": producer error: " + error.what());
         }
-      }
+      };
+      run_ticks(start, end, kTick, send, lag);
     });
   }
-  // The backlog every 250 ms: items committed by the producers minus items done.
+  // The backlog every 250 ms: items due by the producers' schedule (committed or not) minus items
+  // done.
   auto sample = [&] {
-    run.backlog.push_back({std::chrono::duration<double>(Clock::now() - start).count(), enqueued.load(),
-                           static_cast<long long>(system.done() - done_before)});
+    const auto now = Clock::now();
+    long long due = 0;
+    for (const auto& before : items_before) {
+      const auto k = std::min<long>(due_by_tick(enqueues_per_thread, kTick, std::min(now, end) - start),
+                                    static_cast<long>(before.size()) - 1);
+      due += before[static_cast<std::size_t>(k)];
+    }
+    run.backlog.push_back({std::chrono::duration<double>(now - start).count(), enqueued.load(),
+                           static_cast<long long>(system.done() - done_before), due});
   };
   sample();
   for (auto next = start + milliseconds(250); next < end; next += milliseconds(250)) {
@@ -135,6 +183,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   for (auto& thread : producers) thread.join();
   run.steady_cpu = steady_meter.finish();
   sample();
+  run.producer_lag = lag.summary();
   run.seconds = std::chrono::duration<double>(end - start).count();
   run.enqueued = enqueued.load();
   run.done_in_run = run.backlog.back().done;
@@ -144,14 +193,18 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   run.finish_s = finished ? finished->count() : -1;
   run.producer_errors = producer_errors.load();
   system.stop();
-  measuring.store(false);
+  latencies.measuring.store(false);
 
-  run.e2e = e2e.summary();
-  run.e2e_sorted_ms = e2e.samples_ms();
+  run.e2e = latencies.e2e.summary();
+  run.from_statement = latencies.from_statement.summary();
+  run.e2e_sorted_ms = latencies.e2e.samples_ms();
   std::sort(run.e2e_sorted_ms.begin(), run.e2e_sorted_ms.end());
   ctx.progress(system.name + ": offered " + fixed(run.offered_rate(), 0) + " items/s, done " +
-               fixed(run.throughput(), 0) + " items/s; e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " +
-               fixed(run.e2e.p99_ms, 1) + " ms, max " + fixed(run.e2e.max_ms, 1) + " ms; backlog " +
+               fixed(run.throughput(), 0) + " items/s; e2e from the due time p50 " + fixed(run.e2e.p50_ms, 1) +
+               " ms, p99 " + fixed(run.e2e.p99_ms, 1) + " ms, max " + fixed(run.e2e.max_ms, 1) +
+               " ms (from the enqueue statement p99 " + fixed(run.from_statement.p99_ms, 1) +
+               " ms; producers behind their ticks p99 " + fixed(run.producer_lag.p99_ms, 1) + " ms, max " +
+               fixed(run.producer_lag.max_ms, 1) + " ms); backlog (due, not done) " +
                std::to_string(run.backlog_start()) + " -> " + std::to_string(run.backlog_end()) +
                (run.complete() ? "" : "; INCOMPLETE: " + run.problems()));
   if (!run.consumer_note.empty()) ctx.progress(system.name + " during the run: " + run.consumer_note);
@@ -174,10 +227,9 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
   config.manager.threads = 2;                               // Scanner, 2 Managers, writer
   config.worker.threads = 4;
   constexpr int kConsumers = 1;
-  LatencyRecorder e2e;
-  std::atomic<bool> measuring{false};
+  Latencies latencies;
   QuickPool pool(config, kConsumers, {kJobType}, [&](JobContext& job) {
-    if (measuring.load()) e2e.record(job.waited());
+    latencies.record(job.item().payload, job.waited());
     return JobResult::done();
   });
   System system;
@@ -196,10 +248,12 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
   system.enqueue = [options](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<NewItem> items;
     for (const auto& e : batch) {
+      const std::string payload = due_payload(e.due);
       for (int i = 0; i < e.count; ++i) {
         NewItem item;
         item.tenant = e.tenant;
         item.job_type = kJobType;
+        item.payload = payload;
         items.push_back(std::move(item));
       }
     }
@@ -207,7 +261,7 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
     enqueue_batch_in(txn, items, options);
     txn.commit();
   };
-  return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);
+  return run_steady(ctx, db, system, latencies, static_cast<int>(counts.size()), duration, load_fraction);
 }
 
 SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& counts, milliseconds duration,
@@ -219,13 +273,10 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
     if (zone_writes) add_zone_writes_schema(*conn, static_cast<int>(counts.size()));
   }
   constexpr int kConnections = 4;
-  LatencyRecorder e2e;
-  std::atomic<bool> measuring{false};
+  Latencies latencies;
   BaselinePool pool(BaselinePool::Options{db.url(), kConnections, batch,
-                                          [&](const ClaimedJob& job) {
-                                            if (measuring.load()) e2e.record(job.waited);
-                                          },
-                                          milliseconds(5)});
+                                          [&](const ClaimedJob& job) { latencies.record(job.payload, job.waited); },
+                                          milliseconds(5), /*with_payload=*/true});
   System system;
   system.name = "baseline-b" + std::to_string(batch) + (zone_writes ? "+zone-writes" : "");
   system.connections = kConnections;
@@ -241,13 +292,13 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
   system.enqueue = [zone_writes](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<BaselineJob> jobs;
     for (const auto& e : batch)
-      jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, "{}", 0});
+      jobs.insert(jobs.end(), static_cast<std::size_t>(e.count), BaselineJob{e.tenant, due_payload(e.due), 0});
     pqxx::work txn(conn);
     if (zone_writes) enqueue_baseline_with_zone_writes(txn, jobs);
     else enqueue_baseline(txn, jobs);
     txn.commit();
   };
-  return run_steady(ctx, db, system, e2e, measuring, static_cast<int>(counts.size()), duration, load_fraction);
+  return run_steady(ctx, db, system, latencies, static_cast<int>(counts.size()), duration, load_fraction);
 }
 
 }  // namespace quick::bench

@@ -6,9 +6,11 @@
 //   2. with the same consumers still running, producers enqueue at load_fraction x D items/s for
 //      `duration` (open loop: a fixed schedule, not waiting for the consumers);
 //   3. then wait until every item enqueued has run, so that the slowest ones are counted too.
-// Measured: throughput, end-to-end latency (vesting = enqueue -> handler start, waited()), the
-// backlog (items enqueued but not yet done) over time, and the machine's CPU use in both phases
-// (client and server share the cores).
+// Measured: throughput, end-to-end latency (from the item's due time, the tick its producer was
+// to commit it in, to its handler's start: support/scheduled_load.h, so that a producer behind
+// its schedule counts; and, as before, from the enqueue statement, the vesting time), the backlog
+// (items due but not yet done, committed or not) over time, and the machine's CPU use in both
+// phases (client and server share the cores).
 //
 // quick-pg: one consumer with 4 connections (Scanner, 2 Managers, writer), 4 Workers: the setup
 // of the drain experiments. Baseline: 4 worker connections claiming `batch` jobs at a time.
@@ -37,6 +39,10 @@ constexpr double kBacklogBoundSeconds = 0.5;
 struct BacklogSample {
   double t_s;
   long long enqueued, done;
+  // Items due by the producers' schedule: those enqueued and those a producer behind its
+  // schedule has not yet committed.
+  long long due;
+  long long backlog() const { return due - done; }
 };
 
 struct SteadyRun {
@@ -52,7 +58,9 @@ struct SteadyRun {
   double finish_s = 0;           // after the producers stopped, until the last item ran (-1: not all ran)
   bool drain_timed_out = false;  // the drain did not end within 5 minutes (drain_s, so the load, is 0)
   int producer_errors = 0;       // enqueue transactions that failed (their items were not enqueued)
-  Percentiles e2e;
+  Percentiles e2e;               // each item's due time (its producer's tick) -> handler start
+  Percentiles from_statement;    // the enqueue statement (vesting, waited()) -> handler start
+  Percentiles producer_lag;      // how late the producers' ticks went out
   std::vector<double> e2e_sorted_ms;
   std::vector<BacklogSample> backlog;
   std::string consumer_note;  // quick-pg: what its Scanners and Managers did during the run
@@ -74,8 +82,8 @@ struct SteadyRun {
   double drain_rate() const { return drain_s > 0 ? static_cast<double>(drain_items) / drain_s : 0; }
   double offered_rate() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
   double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }
-  long long backlog_start() const { return backlog.empty() ? 0 : backlog.front().enqueued - backlog.front().done; }
-  long long backlog_end() const { return backlog.empty() ? 0 : backlog.back().enqueued - backlog.back().done; }
+  long long backlog_start() const { return backlog.empty() ? 0 : backlog.front().backlog(); }
+  long long backlog_end() const { return backlog.empty() ? 0 : backlog.back().backlog(); }
   double backlog_bound() const { return kBacklogBoundSeconds * offered_rate(); }
   // Processor time (all processes on this machine) per item drained, and per item enqueued
   // while the producers ran (enqueueing it and running it, when the system keeps up).
@@ -102,7 +110,7 @@ struct SteadyRun {
     double n = 0, st = 0, sb = 0, stt = 0, stb = 0;
     for (const auto& s : backlog) {
       if (s.t_s < seconds / 2) continue;
-      const auto b = static_cast<double>(s.enqueued - s.done);
+      const auto b = static_cast<double>(s.backlog());
       n += 1, st += s.t_s, sb += b, stt += s.t_s * s.t_s, stb += s.t_s * b;
     }
     const double denominator = n * stt - st * st;

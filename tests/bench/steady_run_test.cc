@@ -51,5 +51,16 @@ TEST(SteadyRunTest, ProducerErrorsOrItemsThatNeverRanAreNot) {
   EXPECT_FALSE(nothing.complete());
 }
 
+// A producer behind its schedule has items due that it has not committed: they wait as much as
+// committed ones, so the backlog counts them (it counted only the committed ones).
+TEST(SteadyRunTest, TheBacklogCountsItemsDueButNotYetCommitted) {
+  SteadyRun run = good_run();
+  run.backlog = {{0.0, 0, 0, 0}, {1.0, 1000, 990, 1600}, {2.0, 1500, 1500, 3200}};
+  EXPECT_EQ(run.backlog[1].backlog(), 610);
+  EXPECT_EQ(run.backlog_start(), 0);
+  EXPECT_EQ(run.backlog_end(), 1700);
+  EXPECT_GT(run.backlog_growth(), 0);
+}
+
 }  // namespace
 }  // namespace quick::bench

@@ -5,7 +5,8 @@
 //   GET  /                      the page (embedded at build time from src/dashboard/page/)
 //   GET  /api/overview          every database's summary; for the selected one the consumers,
 //                               job types, deepest and lagging zones, pauses
-//   GET  /api/dead_items        search: ?tenant=&job_type=&error=&older_than=30m&limit=100
+//   GET  /api/dead_items        search: ?tenant=&job_type=&error=&older_than=30m&limit=100;
+//                               &payload_chars=N: each payload's first N characters, not all of it
 //   POST /api/dead_items/retry  {"ids": [..]}, a filter {"tenant", "job_type", "error_contains",
 //                               "older_than"}, or both (the listed items the filter matches)
 //   POST /api/items/cancel      {"id": 42}

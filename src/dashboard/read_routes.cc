@@ -76,12 +76,25 @@ nlohmann::json dead_items(DashboardState& state, const httplib::Request& request
   const auto error = query_text(request, "error");
   const auto older_than = interval_of(query_text(request, "older_than"), "older_than");
   const int limit = query_int(request, "limit", 100, 1, 1000);
+  // payload_chars=N: each payload's first N characters of JSON text (payload_text), its size
+  // (payload_bytes) and whether there is more (payload_truncated), in place of the payload: what
+  // the page shows, without a refresh carrying up to `limit` whole payloads of up to 1 MiB each.
+  const int payload_chars = query_int(request, "payload_chars", 0, 1, 100000);
+  const std::string columns = payload_chars == 0
+                                  ? "*"
+                                  : "id, tenant, job_type, priority, error_count, last_error, reason, died_at, "
+                                    "enqueued_at, client_item_id, left(payload::text, $6) AS payload_text, "
+                                    "octet_length(payload::text) AS payload_bytes, "
+                                    "length(payload::text) > $6 AS payload_truncated";
   auto conn = state.database(request).pool.borrow();
   pqxx::read_transaction txn(*conn);
-  return nlohmann::json{
-      {"dead_items", rows_to_json(txn.exec_params("SELECT * FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)",
-                                                  store::nullable(tenant), store::nullable(job_type),
-                                                  store::nullable(error), store::nullable(older_than), limit))}};
+  const std::string sql = "SELECT " + columns + " FROM quick.find_dead_items($1, $2, $3, $4::interval, $5)";
+  const auto rows = payload_chars == 0
+                        ? txn.exec_params(sql, store::nullable(tenant), store::nullable(job_type),
+                                          store::nullable(error), store::nullable(older_than), limit)
+                        : txn.exec_params(sql, store::nullable(tenant), store::nullable(job_type),
+                                          store::nullable(error), store::nullable(older_than), limit, payload_chars);
+  return nlohmann::json{{"dead_items", rows_to_json(rows)}};
 }
 
 }  // namespace

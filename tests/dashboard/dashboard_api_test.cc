@@ -335,6 +335,37 @@ TEST_F(DashboardApiTest, WhenTheChosenDatabaseCannotBeReadTheOverviewStillListsE
   EXPECT_FALSE(json_of(only).contains("databases")) << only->body;
 }
 
+TEST_F(DashboardApiTest, DeadItemsWithPayloadCharsGiveEachPayloadsBeginningAndSize) {
+  const auto id = insert_dead_item("api-tenant", "email");  // payload {"dead": true}
+  DashboardServer server(options());
+  auto client = server.client();
+
+  const auto response = client.Get("/api/dead_items?payload_chars=5");
+  ASSERT_TRUE(response);
+  ASSERT_EQ(response->status, 200) << response->body;
+  auto item = json_of(response)["dead_items"].at(0);
+  EXPECT_EQ(item["id"].get<std::int64_t>(), id);
+  EXPECT_EQ(item["payload_text"], "{\"dea");
+  EXPECT_EQ(item["payload_bytes"].get<int>(), 14);
+  EXPECT_TRUE(item["payload_truncated"].get<bool>());
+  EXPECT_FALSE(item.contains("payload"));
+
+  const auto whole = client.Get("/api/dead_items?payload_chars=14");
+  ASSERT_TRUE(whole);
+  item = json_of(whole)["dead_items"].at(0);
+  EXPECT_EQ(item["payload_text"], "{\"dead\": true}");
+  EXPECT_FALSE(item["payload_truncated"].get<bool>());
+
+  const auto without = client.Get("/api/dead_items");  // as before: the payload itself
+  ASSERT_TRUE(without);
+  EXPECT_EQ(json_of(without)["dead_items"].at(0)["payload"], nlohmann::json({{"dead", true}}));
+
+  const auto bad = client.Get("/api/dead_items?payload_chars=0");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_THAT(bad->body, HasSubstr("payload_chars must be an integer from 1 to 100000"));
+}
+
 TEST_F(DashboardApiTest, ALoginWithoutQuickAdminReadsButItsActionsAreRefusedByTheDatabase) {
   TestLogin consumer("quick_consumer");
   pqxx::connection conn(url());  // its keyword form, to which the login's user is appended

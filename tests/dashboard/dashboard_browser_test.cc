@@ -521,5 +521,33 @@ TEST_F(DashboardBrowserTest, EstimatedCountsGiveNoRates) {
   }
 }
 
+TEST_F(DashboardBrowserTest, TheDeadItemsRefreshDoesNotDownloadWholePayloads) {
+  // Twenty dead items of 100 kB each: 2 MB that a refresh every 5 s would download again.
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, last_error, "
+      "reason) SELECT g, 'big', 'job', 0, 1, jsonb_build_object('blob', repeat('x', 100000), 'n', g), now(), "
+      "'boom', 'permanent failure' FROM generate_series(1, 20) g");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(
+      eventually([&] { return browser.exists("button.retry-dead[data-id='20']"); }, seconds(10), milliseconds(50)));
+  const auto sizes = browser.execute(
+      "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/dead_items'))"
+      ".map((e) => e.decodedBodySize);");
+  ASSERT_FALSE(sizes.empty());
+  for (const auto& size : sizes) EXPECT_LT(size.get<double>(), 64 * 1024) << "bytes of one dead items search";
+  // The payload cell shows its beginning, and says there is more.
+  const auto payload = browser.text("#dead-items tbody tr td.payload").value_or("");
+  EXPECT_THAT(payload, HasSubstr("{\"n\": 20, \"blob\": \"xxx"));
+  EXPECT_THAT(
+      browser.execute("return document.querySelector('#dead-items tbody tr td.payload').title;").get<std::string>(),
+      HasSubstr(query_value<std::string>("SELECT octet_length(payload::text) FROM quick.dead_items WHERE id = 20") +
+                " bytes"));
+}
+
 }  // namespace
 }  // namespace quick::testing

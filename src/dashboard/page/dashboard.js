@@ -7,6 +7,9 @@ const POLL_MS = 5000;  // a refresh costs ~0.3 s of database time at a million t
 // A request unanswered this long is given up, and the page says so: the server answers within its
 // statement_timeout plus a connect_timeout (5 s each by default), or not at all.
 const REQUEST_TIMEOUT_MS = 20000;
+// Characters of each dead item's payload the search asks for: a refresh does not carry 100 whole
+// payloads of up to 1 MiB each; the cell shows no more than its beginning anyway.
+const PAYLOAD_CHARS = 200;
 const TOKEN_KEY = "quick-dashboard-token";  // sessionStorage: gone when the tab closes
 let previous = null;  // the overview the rates are measured from, and when it came
 let rates = {};  // job type -> {items, dead} per second
@@ -369,7 +372,9 @@ async function searchDeadItems() {
   const database = selectedDatabase;
   const current = () => asked > deadItemsShown && database === selectedDatabase;
   try {
-    const data = await getJson(withDatabase("/api/dead_items?" + new URLSearchParams(searchedFilter).toString()));
+    const query = new URLSearchParams(searchedFilter);
+    query.set("payload_chars", String(PAYLOAD_CHARS));
+    const data = await getJson(withDatabase("/api/dead_items?" + query.toString()));
     if (!current()) return;
     deadItemsShown = asked;
     // Unchanged since the last search: keep the rows (and whatever the user is about to click).
@@ -382,7 +387,7 @@ async function searchDeadItems() {
       box.dataset.id = String(d.id);
       return [
         cell(box), cell(d.id, "number"), cell(d.tenant), cell(d.job_type), cell(d.error_count, "number"),
-        cell(d.last_error, "error-text"), cell(d.reason), cell(formatTime(d.died_at)), cell(JSON.stringify(d.payload), "payload"),
+        cell(d.last_error, "error-text"), cell(d.reason), cell(formatTime(d.died_at)), payloadCell(d),
         cell(actionButton("Retry", "retry-dead", () => act("/api/dead_items/retry", { ids: [d.id] }), { id: d.id })),
       ];
     }, "no dead items match");
@@ -391,6 +396,14 @@ async function searchDeadItems() {
     deadItemsShown = asked;
     showMessage("dead items: " + error.message, true);
   }
+}
+
+// A dead item's payload: the beginning of its JSON text, its whole size on hover.
+function payloadCell(d) {
+  const td = cell(d.payload_text + (d.payload_truncated ? "…" : ""), "payload");
+  td.title = d.payload_bytes + " bytes of JSON" +
+             (d.payload_truncated ? "; the first " + PAYLOAD_CHARS + " characters shown (quick dead list shows it whole)" : "");
+  return td;
 }
 
 function selectedDeadIds() {

@@ -209,8 +209,10 @@ void run_held_snapshot(ExperimentContext& ctx) {
       " s, once without and once with a session holding a REPEATABLE READ snapshot from the start to the "
       "end of the load. quick-pg: one consumer (Scanner, 2 Managers, writer, 4 Workers), every zone created "
       "before the load; baseline-b1: the SKIP LOCKED table, 4 connections claiming one job at a time. e2e: "
-      "vesting to handler start, of the jobs started in the window; after the load, the run waits for the "
-      "backlog (finish s).\n\n" +
+      "a job's due time (the 5 ms tick its producer was to commit it in) to its handler's start, of the jobs "
+      "started in the window, so that a producer behind its ticks counts; *from the statement*: p99 from the "
+      "enqueue statement (vesting), which leaves that out; *producer lag*: how late the ticks went out at most; "
+      "after the load, the run waits for the backlog (finish s).\n\n" +
       windowed_summary_markdown(runs) +
       "\nPer window (main: quick.items or bench_baseline.jobs; side: quick.pointers; sizes at the window's end, "
       "kB; dead: n_dead_tup):\n\n" +

@@ -67,7 +67,8 @@ void run_steady_load(ExperimentContext& ctx) {
       fixed(static_cast<double>(duration.count()) / 1000.0, 0) +
       " s, while one consumer runs the jobs (no-op handlers). quick-pg: Scanner, 2 Managers, writer, 4 Workers, "
       "every zone created before the load; baseline-b1: the SKIP LOCKED table, 4 connections claiming one job at "
-      "a time. e2e: vesting to handler start; after the load, the run waits for the backlog (finish s).\n\n" +
+      "a time. e2e: the start of the job's enqueue (a closed loop has no schedule to fall behind) to handler "
+      "start; after the load, the run waits for the backlog (finish s).\n\n" +
       windowed_summary_markdown(runs) +
       "\nPer window (main: quick.items or bench_baseline.jobs; side: quick.pointers; sizes at the window's end, "
       "kB; dead: n_dead_tup):\n\n" +

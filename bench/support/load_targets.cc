@@ -3,16 +3,18 @@
 #include "quick/producer.h"
 #include "support/load.h"
 #include "support/results_folder.h"
+#include "support/scheduled_load.h"
 
 namespace quick::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-NewItem load_job(const std::string& tenant) {
+NewItem load_job(const LoadJob& job) {
   NewItem item;
-  item.tenant = tenant;
+  item.tenant = job.tenant;
   item.job_type = kLoadJobType;
+  item.payload = job.payload;
   return item;
 }
 
@@ -32,9 +34,9 @@ std::string describe_consumer_work(const ConsumerStats& before, const ConsumerSt
 }  // namespace
 
 EnqueueTenants quick_batch_in_transaction() {
-  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+  return [](pqxx::connection& conn, const std::vector<LoadJob>& jobs) {
     std::vector<NewItem> items;
-    for (const auto& tenant : tenants) items.push_back(load_job(tenant));
+    for (const auto& job : jobs) items.push_back(load_job(job));
     pqxx::work txn(conn);
     enqueue_batch_in(txn, items);
     txn.commit();
@@ -42,15 +44,15 @@ EnqueueTenants quick_batch_in_transaction() {
 }
 
 EnqueueTenants quick_one_call() {
-  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
-    for (const auto& tenant : tenants) enqueue(conn, load_job(tenant));
+  return [](pqxx::connection& conn, const std::vector<LoadJob>& jobs) {
+    for (const auto& job : jobs) enqueue(conn, load_job(job));
   };
 }
 
 EnqueueTenants baseline_in_transaction() {
-  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
+  return [](pqxx::connection& conn, const std::vector<LoadJob>& load) {
     std::vector<BaselineJob> jobs;
-    for (const auto& tenant : tenants) jobs.push_back(BaselineJob{tenant, "{}", 0});
+    for (const auto& job : load) jobs.push_back(BaselineJob{job.tenant, job.payload, 0});
     pqxx::work txn(conn);
     enqueue_baseline(txn, jobs);
     txn.commit();
@@ -58,10 +60,10 @@ EnqueueTenants baseline_in_transaction() {
 }
 
 EnqueueTenants baseline_autocommit() {
-  return [](pqxx::connection& conn, const std::vector<std::string>& tenants) {
-    for (const auto& tenant : tenants) {
+  return [](pqxx::connection& conn, const std::vector<LoadJob>& jobs) {
+    for (const auto& job : jobs) {
       pqxx::nontransaction statement(conn);
-      enqueue_baseline(statement, {BaselineJob{tenant, "{}", 0}});
+      enqueue_baseline(statement, {BaselineJob{job.tenant, job.payload, 0}});
     }
   };
 }
@@ -73,7 +75,9 @@ QuickLoadTarget::QuickLoadTarget(ExperimentContext& ctx, const std::string& data
   config.manager.threads = 2;
   config.worker.threads = 4;
   pool_ = std::make_unique<QuickPool>(config, 1, std::vector<std::string>{kLoadJobType}, [this](JobContext& job) {
-    if (measuring_.load()) e2e_.record(Clock::now(), job.waited());
+    if (!measuring_.load()) return JobResult::done();
+    const auto now = Clock::now();
+    e2e_.record(now, since_due(job.item().payload, now).value_or(job.waited()), job.waited());
     return JobResult::done();
   });
   {
@@ -99,13 +103,14 @@ BaselineLoadTarget::BaselineLoadTarget(ExperimentContext& ctx, const std::string
     auto conn = db_.connect();
     create_baseline_schema(*conn);
   }
-  pool_ = std::make_unique<BaselinePool>(BaselinePool::Options{db_.url(), 4, 1,
-                                                               [this](const ClaimedJob& job) {
-                                                                 if (measuring_.load()) {
-                                                                   e2e_.record(Clock::now(), job.waited);
-                                                                 }
-                                                               },
-                                                               std::chrono::milliseconds(5)});
+  pool_ = std::make_unique<BaselinePool>(
+      BaselinePool::Options{db_.url(), 4, 1,
+                            [this](const ClaimedJob& job) {
+                              if (!measuring_.load()) return;
+                              const auto now = Clock::now();
+                              e2e_.record(now, since_due(job.payload, now).value_or(job.waited), job.waited);
+                            },
+                            std::chrono::milliseconds(5), /*with_payload=*/true});
   system_.name = "baseline-b1";
   system_.main_table = "bench_baseline.jobs";
   system_.start = [this] { pool_->start(); };

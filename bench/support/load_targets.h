@@ -23,8 +23,8 @@ namespace quick::bench {
 // What every job of these loads is: a no-op.
 constexpr const char* kLoadJobType = "noop";
 
-// How producers enqueue: one job for each tenant named.
-using EnqueueTenants = std::function<void(pqxx::connection&, const std::vector<std::string>&)>;
+// How producers enqueue the jobs given (each job's payload names its due time).
+using EnqueueTenants = std::function<void(pqxx::connection&, const std::vector<LoadJob>&)>;
 
 // quick-pg: all the jobs in one transaction (enqueue_batch_in), or each job on its own with the
 // one-call enqueue (quick::enqueue: one autocommit statement).

@@ -6,6 +6,7 @@
 
 #include "support/load.h"
 #include "support/results_folder.h"
+#include "support/scheduled_load.h"
 
 namespace quick::bench {
 namespace {
@@ -20,10 +21,11 @@ std::string kb(long long bytes) { return std::to_string(bytes / 1024); }
 // One producer thread's loop until `end`: open (rate > 0, its share of what is due each tick) or
 // closed (one job per transaction, as fast as it can).
 void produce(LoadedSystem& system, pqxx::connection& conn, const LoadShape& shape, int index, Clock::time_point start,
-             Clock::time_point end, std::atomic<long long>& enqueued, const std::function<void(const char*)>& failed) {
+             Clock::time_point end, std::atomic<long long>& enqueued, LatencyRecorder& lag,
+             const std::function<void(const char*)>& failed) {
   std::mt19937 random(2000 + static_cast<unsigned>(index));
   std::uniform_int_distribution<int> tenant(0, shape.tenants - 1);
-  auto send = [&](const std::vector<std::string>& batch) {
+  auto send = [&](const std::vector<LoadJob>& batch) {
     try {
       system.enqueue(conn, batch);
       enqueued.fetch_add(static_cast<long long>(batch.size()));
@@ -35,19 +37,25 @@ void produce(LoadedSystem& system, pqxx::connection& conn, const LoadShape& shap
     }
   };
   if (shape.rate <= 0) {
-    while (Clock::now() < end) send({tenant_name(tenant(random))});
+    while (Clock::now() < end) send({{tenant_name(tenant(random)), due_payload(Clock::now())}});
     return;
   }
+  // Each tick's jobs are due at the tick; the ticks missed while a commit was slow go out in the
+  // next commit, still due at their own ticks.
   const double per_thread = shape.rate / shape.producers;
-  long long sent = 0;
-  for (auto tick = start + kTick; tick <= end; tick += kTick) {
-    std::this_thread::sleep_until(tick);
-    const double elapsed = std::chrono::duration<double>(std::min(Clock::now(), end) - start).count();
-    const auto due = static_cast<long long>(per_thread * elapsed);
-    std::vector<std::string> batch;
-    for (; sent < due; ++sent) batch.push_back(tenant_name(tenant(random)));
-    if (!batch.empty()) send(batch);
-  }
+  long sent = 0;
+  run_ticks(
+      start, end, kTick,
+      [&](const std::vector<Clock::time_point>& ticks) {
+        std::vector<LoadJob> batch;
+        for (const auto tick : ticks) {
+          const std::string payload = due_payload(tick);
+          for (const long due = due_by_tick(per_thread, kTick, tick - start); sent < due; ++sent)
+            batch.push_back({tenant_name(tenant(random)), payload});
+        }
+        if (!batch.empty()) send(batch);
+      },
+      lag);
 }
 
 }  // namespace
@@ -63,16 +71,29 @@ TableSize table_size(pqxx::connection& conn, const std::string& table) {
   return {row[0].as<long long>(), row[1].as<long long>(), row[2].as<long long>(), row[3].as<long long>()};
 }
 
-void TimedLatencies::record(Clock::time_point at, std::chrono::microseconds latency) {
+void TimedLatencies::record(Clock::time_point at, std::chrono::microseconds from_due,
+                            std::chrono::microseconds from_statement) {
   std::lock_guard<std::mutex> lock(mutex_);
-  samples_.emplace_back(at, static_cast<double>(latency.count()) / 1000.0);
+  samples_.push_back(
+      {at, static_cast<double>(from_due.count()) / 1000.0, static_cast<double>(from_statement.count()) / 1000.0});
 }
 
 Percentiles TimedLatencies::between(Clock::time_point from, Clock::time_point to) const {
   LatencyRecorder window;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [at, ms] : samples_) {
-    if (at >= from && at < to) window.record(std::chrono::microseconds(static_cast<long long>(ms * 1000)));
+  for (const auto& s : samples_) {
+    if (s.at >= from && s.at < to)
+      window.record(std::chrono::microseconds(static_cast<long long>(s.from_due_ms * 1000)));
+  }
+  return window.summary();
+}
+
+Percentiles TimedLatencies::statement_between(Clock::time_point from, Clock::time_point to) const {
+  LatencyRecorder window;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : samples_) {
+    if (s.at >= from && s.at < to)
+      window.record(std::chrono::microseconds(static_cast<long long>(s.from_statement_ms * 1000)));
   }
   return window.summary();
 }
@@ -107,6 +128,7 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
   const std::uint64_t done_before = system.done();
   std::atomic<long long> enqueued{0};
   std::atomic<int> producer_errors{0};
+  LatencyRecorder lag;
   const auto start = Clock::now();
   const auto end = start + shape.duration;
   std::vector<std::thread> producers;
@@ -127,7 +149,7 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
       };
       try {  // nothing may escape a thread
         auto conn = db.connect();
-        produce(system, *conn, shape, p, start, end, enqueued, failed);
+        produce(system, *conn, shape, p, start, end, enqueued, lag, failed);
       } catch (const std::exception& error) {
         failed(error.what());
       }
@@ -181,10 +203,17 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
   run.finish_s = finished ? finished->count() : -1;
   system.stop();
   measuring.store(false);
-  run.e2e = e2e.between(start, Clock::now());
+  const auto stopped = Clock::now();
+  run.e2e = e2e.between(start, stopped);
+  run.from_statement = e2e.statement_between(start, stopped);
+  run.producer_lag = lag.summary();
   ctx.progress(run.label() + ": offered " + fixed(run.offered(), 0) + " jobs/s, done " + fixed(run.throughput(), 0) +
-               "/s; e2e p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " + fixed(run.e2e.p99_ms, 1) + " ms" +
-               (run.producer_errors ? "; producer errors: " + std::to_string(run.producer_errors) : "") +
+               "/s; e2e from the due time p50 " + fixed(run.e2e.p50_ms, 1) + " ms, p99 " + fixed(run.e2e.p99_ms, 1) +
+               " ms (from the enqueue statement p99 " + fixed(run.from_statement.p99_ms, 1) + " ms" +
+               (shape.rate > 0 ? "; producers behind their ticks p99 " + fixed(run.producer_lag.p99_ms, 1) +
+                                     " ms, max " + fixed(run.producer_lag.max_ms, 1) + " ms"
+                               : "") +
+               ")" + (run.producer_errors ? "; producer errors: " + std::to_string(run.producer_errors) : "") +
                (finished ? "" : "; NOT ALL JOBS RAN"));
   if (system.describe_work) ctx.progress(run.label() + ": " + system.describe_work());
   return run;
@@ -232,11 +261,12 @@ std::string windowed_summary_markdown(const std::vector<WindowedRun>& runs) {
   for (const auto& run : runs) {
     rows.push_back({run.system, std::to_string(run.tenants), run.held ? "held" : "none", fixed(run.offered(), 0),
                     fixed(run.throughput(), 0), fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
-                    fixed(run.e2e.max_ms, 1), fixed(run.finish_s, 1)});
+                    fixed(run.e2e.max_ms, 1), fixed(run.from_statement.p99_ms, 1),
+                    run.producer_lag.count > 0 ? fixed(run.producer_lag.max_ms, 1) : "-", fixed(run.finish_s, 1)});
   }
-  return markdown_table(
-      {"system", "tenants", "snapshot", "offered/s", "done/s", "e2e p50 ms", "e2e p99 ms", "e2e max ms", "finish s"},
-      rows);
+  return markdown_table({"system", "tenants", "snapshot", "offered/s", "done/s", "e2e p50 ms", "e2e p99 ms",
+                         "e2e max ms", "from the statement p99 ms", "producer lag max ms", "finish s"},
+                        rows);
 }
 
 std::string windowed_markdown(const std::vector<WindowedRun>& runs) {

@@ -1,12 +1,13 @@
 // A load run measured per window, for the experiments of issue 19 (held_snapshot, steady_load):
 // producers enqueue for a fixed time into a running system (quick-pg or the baseline queue),
 // optionally while another session holds a REPEATABLE READ snapshot; every window (10 s) records
-// jobs enqueued and done per second, the end-to-end latency (vesting -> handler start) of the jobs
-// started in it, and the size, index size and dead tuples of the system's tables. Then the run
-// waits until every job enqueued has run.
+// jobs enqueued and done per second, the end-to-end latency (the job's due time -> handler start,
+// support/scheduled_load.h) of the jobs started in it, and the size, index size and dead tuples of the system's tables.
+// Then the run waits until every job enqueued has run.
 //
 // The load is open or closed: at a fixed rate (enqueues due in the same 5 ms tick share one
-// transaction), or as fast as the producers can, one job per transaction.
+// transaction; a job is due at its tick, so that a producer behind its ticks counts), or as fast
+// as the producers can, one job per transaction (due when its enqueue starts).
 #pragma once
 
 #include <atomic>
@@ -49,7 +50,9 @@ struct WindowedRun {
   long long enqueued = 0, done_in_run = 0;
   double finish_s = 0;  // after the producers stopped (and the snapshot ended), until the last job ran
   int producer_errors = 0;
-  Percentiles e2e;
+  Percentiles e2e;             // due time -> handler start
+  Percentiles from_statement;  // the enqueue statement (vesting) -> handler start
+  Percentiles producer_lag;    // open load: how late the producers' ticks went out
   std::vector<LoadWindow> windows;
   double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }
   double offered() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
@@ -60,13 +63,31 @@ struct WindowedRun {
 // Handlers record from many threads.
 class TimedLatencies {
  public:
-  void record(std::chrono::steady_clock::time_point at, std::chrono::microseconds latency);
-  // Percentiles of the samples recorded in [from, to).
+  void record(std::chrono::steady_clock::time_point at, std::chrono::microseconds latency) {
+    record(at, latency, latency);
+  }
+  // A job's latency from its due time, and from its enqueue statement (its vesting time).
+  void record(std::chrono::steady_clock::time_point at, std::chrono::microseconds from_due,
+              std::chrono::microseconds from_statement);
+  // Percentiles of the samples recorded in [from, to): from the due time, or from the statement.
   Percentiles between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) const;
+  Percentiles statement_between(std::chrono::steady_clock::time_point from,
+                                std::chrono::steady_clock::time_point to) const;
 
  private:
+  struct Sample {
+    std::chrono::steady_clock::time_point at;
+    double from_due_ms, from_statement_ms;
+  };
   mutable std::mutex mutex_;
-  std::vector<std::pair<std::chrono::steady_clock::time_point, double>> samples_;  // guarded by mutex_
+  std::vector<Sample> samples_;  // guarded by mutex_
+};
+
+// A job of a windowed load: its tenant, and a payload naming its due time (due_payload), which
+// the handlers read back (since_due).
+struct LoadJob {
+  std::string tenant;
+  std::string payload;
 };
 
 // The system under load: what differs between quick-pg and the baseline.
@@ -75,8 +96,8 @@ struct LoadedSystem {
   std::string main_table, side_table;
   std::function<void()> start, stop;
   std::function<std::uint64_t()> done;  // jobs run since start
-  // Enqueues one job for each tenant named, in one transaction.
-  std::function<void(pqxx::connection&, const std::vector<std::string>&)> enqueue;
+  // Enqueues the jobs, in one transaction.
+  std::function<void(pqxx::connection&, const std::vector<LoadJob>&)> enqueue;
   // After stop: what the system did for the run's jobs, for the log (quick-pg: visits, scans,
   // wake-ups); none when unset.
   std::function<std::string()> describe_work;

@@ -549,5 +549,39 @@ TEST_F(DashboardBrowserTest, TheDeadItemsRefreshDoesNotDownloadWholePayloads) {
                 " bytes"));
 }
 
+TEST_F(DashboardBrowserTest, CheckedDeadItemsStayCheckedWhenTheTableIsRedrawn) {
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, last_error, "
+      "reason) SELECT g, 't' || g, 'job', 0, 1, '{}', now(), 'boom', 'permanent failure' "
+      "FROM generate_series(1, 3) g");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.admin_token = kToken;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  browser.type("#token", kToken);
+  browser.click("#token-save");
+  ASSERT_TRUE(
+      eventually([&] { return shows(browser, "#mode", "actions enabled") && browser.exists("input.select-dead"); },
+                 seconds(10), milliseconds(50)));
+
+  // Item 1 checked, then item 3 retried from its row: the table is drawn again without item 3.
+  browser.click("input.select-dead[data-id='1']");
+  browser.click("button.retry-dead[data-id='3']");
+  ASSERT_TRUE(eventually([&] { return shows_substring(browser, "#message", "retried 1 dead item"); }, seconds(5),
+                         milliseconds(20)));
+  ASSERT_FALSE(browser.exists("input.select-dead[data-id='3']"));
+  const auto checked = browser.execute(
+      "return Array.from(document.querySelectorAll('input.select-dead:checked'), (box) => box.dataset.id);");
+  EXPECT_EQ(checked, nlohmann::json::array({"1"})) << "the user's selection was lost";
+
+  browser.click("#retry-selected");
+  ASSERT_TRUE(eventually([&] { return query_value<int>("SELECT count(*) FROM quick.dead_items") == 1; }, seconds(5),
+                         milliseconds(20)));
+  EXPECT_EQ(query_value<int>("SELECT id FROM quick.dead_items"), 2);
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -381,10 +381,12 @@ async function searchDeadItems() {
     const text = JSON.stringify(data.dead_items);
     if (text === shownDeadItems) return;
     shownDeadItems = text;
+    const checked = new Set(selectedDeadIds());  // still checked in the new rows
     fillTable("dead-items", data.dead_items, (d) => {
       const box = element("input", null, "select-dead");
       box.type = "checkbox";
       box.dataset.id = String(d.id);
+      box.checked = checked.has(box.dataset.id);
       return [
         cell(box), cell(d.id, "number"), cell(d.tenant), cell(d.job_type), cell(d.error_count, "number"),
         cell(d.last_error, "error-text"), cell(d.reason), cell(formatTime(d.died_at)), payloadCell(d),

@@ -583,5 +583,42 @@ TEST_F(DashboardBrowserTest, CheckedDeadItemsStayCheckedWhenTheTableIsRedrawn) {
   EXPECT_EQ(query_value<int>("SELECT id FROM quick.dead_items"), 2);
 }
 
+TEST_F(DashboardBrowserTest, TheDatabaseChosenIsStillShownAfterAReload) {
+  EmptyDatabase second;
+  {
+    pqxx::connection conn(second.url());
+    migrate(conn);
+  }
+  enqueue_items(url(), 2, 1, "job", "first-db");
+  enqueue_items(second.url(), 7, 2, "job", "second-db");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}, {"second", second.url()}};
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return browser.exists("button.select-database[data-database='second']"); }, seconds(10),
+                         milliseconds(50)));
+  browser.click("button.select-database[data-database='second']");
+  ASSERT_TRUE(
+      eventually([&] { return shows(browser, "#database-name", "second") && shows(browser, "#summary-items", "7"); },
+                 seconds(5), milliseconds(20)));
+
+  // A reload (or a tab the browser discarded and loads again) shows the database chosen.
+  browser.navigate(browser.execute("return location.href;").get<std::string>());
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#summary-items", "7") || shows(browser, "#summary-items", "2"); },
+                         seconds(10), milliseconds(20)));
+  EXPECT_TRUE(shows(browser, "#database-name", "second") && shows(browser, "#summary-items", "7"))
+      << browser.text("#database-name").value_or("?") << ": " << browser.text("#summary-items").value_or("?");
+
+  // A link to a database this dashboard does not show falls back to the first, saying so.
+  browser.navigate(server.base_url() + "/#database=gone");
+  EXPECT_TRUE(
+      eventually([&] { return shows(browser, "#database-name", "main") && shows(browser, "#summary-items", "2"); },
+                 seconds(10), milliseconds(20)))
+      << browser.text("#database-name").value_or("?") << ": " << browser.text("#status").value_or("?");
+  EXPECT_THAT(browser.text("#message").value_or(""), HasSubstr("gone"));
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -19,7 +19,9 @@ let shownDeadItems = null;  // the dead items the table shows, as JSON
 // The dead items filter last searched: what the table shows, what the refreshes search again and
 // what "Retry all matching" retries. What is typed in the fields counts once searched.
 let searchedFilter = {};
-let selectedDatabase = null;  // the database shown in detail; null: the server's first
+// The database shown in detail; null: the server's first. Kept in the address (#database=NAME),
+// so that a reload, a tab the browser loads again or a link shows the same one.
+let selectedDatabase = databaseInAddress();
 // Answers can come back in another order than their requests went (a poll's and an action's, or
 // the last database's after another one was chosen): each request takes the next number, and an
 // answer older than the one shown, or for a database no longer selected, is dropped.
@@ -32,6 +34,16 @@ function withDatabase(path) {
 }
 
 const $ = (id) => document.getElementById(id);
+
+function databaseInAddress() {
+  const match = /^#database=(.*)$/.exec(location.hash);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch (error) {
+    return null;  // not percent-encoding: no name
+  }
+}
 
 function element(tag, text, className) {
   const node = document.createElement(tag);
@@ -222,6 +234,8 @@ function renderSummary(summary) {
 // on the database now selected (a dead item id, a tenant's name, mean another item there).
 function selectDatabase(name) {
   selectedDatabase = name;
+  history.replaceState(null, "", location.pathname + location.search +
+                       (name === null ? "" : "#database=" + encodeURIComponent(name)));
   previous = null;
   rates = {};
   shownDeadItems = null;
@@ -347,6 +361,12 @@ async function refresh() {
   } catch (error) {
     if (!current()) return;
     overviewShown = asked;
+    if (error.status === 404 && database !== null) {
+      // The address names a database this dashboard does not show (any more): the first one, then.
+      showMessage(error.message, true);
+      selectDatabase(null);
+      return;
+    }
     // The chosen database cannot be read: the others, so that the user can switch to one.
     const answer = error.body || {};
     if (Array.isArray(answer.databases)) {
@@ -413,6 +433,9 @@ function selectedDeadIds() {
 }
 
 function wire() {
+  window.addEventListener("hashchange", () => {
+    if (databaseInAddress() !== selectedDatabase) selectDatabase(databaseInAddress());
+  });
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, $("token").value);

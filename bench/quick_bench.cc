@@ -110,6 +110,22 @@ int main(int argc, char** argv) {
       std::cout << experiment.name << "\t" << experiment.description << (experiment.opt_in ? "\topt-in" : "") << "\n";
     return 0;
   }
+  // Every name must be an experiment's, before anything runs: a typo beside a valid name would
+  // otherwise leave its experiment out of a run that looks complete.
+  {
+    std::vector<std::string> unknown;
+    for (const auto& name : selected) {
+      const auto& all = all_experiments();
+      const bool known = std::any_of(all.begin(), all.end(), [&](const auto& e) { return e.name == name; });
+      if (!known && std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
+    }
+    if (!unknown.empty()) {
+      std::cerr << "quick_bench: no experiment named";
+      for (std::size_t i = 0; i < unknown.size(); ++i) std::cerr << (i == 0 ? " " : ", ") << "'" << unknown[i] << "'";
+      std::cerr << "; see --list" << std::endl;
+      return 2;
+    }
+  }
   if (url.empty()) {
     std::cerr << "quick_bench: no database: pass --database or set QUICK_DATABASE_URL" << std::endl;
     return 2;

@@ -620,5 +620,32 @@ TEST_F(DashboardBrowserTest, TheDatabaseChosenIsStillShownAfterAReload) {
   EXPECT_THAT(browser.text("#message").value_or(""), HasSubstr("gone"));
 }
 
+TEST_F(DashboardBrowserTest, EveryControlHasANameThatSaysWhatItActsOn) {
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, last_error, "
+      "reason) VALUES (77, 'acme', 'send-invoice', 0, 1, '{}', now(), 'boom', 'permanent failure')");
+  enqueue_items(url(), 3, 1, "resize-image", "shop");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  options.admin_token = kToken;
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return browser.exists("input.select-dead") && browser.exists("button.pause"); },
+                         seconds(10), milliseconds(50)));
+  // What a screen reader announces: something for every control, and for the buttons and boxes
+  // of a row, what they act on (not "Pause" five times over).
+  for (const std::string css : {"input", "select", "button"}) {
+    for (const auto& name : browser.accessible_names(css)) EXPECT_NE(name, "") << "a nameless " << css;
+  }
+  using ::testing::Contains;
+  const auto row_buttons = browser.accessible_names("button.row-action");
+  EXPECT_THAT(row_buttons, Contains("Pause job type resize-image"));
+  EXPECT_THAT(row_buttons, Contains("Pause tenant shop0"));
+  EXPECT_THAT(row_buttons, Contains("Retry dead item 77"));
+  EXPECT_THAT(browser.accessible_names("input.select-dead"), Contains("Select dead item 77"));
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -182,6 +182,17 @@ std::optional<std::string> BrowserSession::text(const std::string& css) {
   }
 }
 
+std::vector<std::string> BrowserSession::accessible_names(const std::string& css) {
+  std::vector<std::string> names;
+  for (const auto& element :
+       command("POST", "/session/" + session_id_ + "/elements", {{"using", "css selector"}, {"value", css}})) {
+    names.push_back(command("GET", "/session/" + session_id_ + "/element/" +
+                                       element.at(kElementKey).get<std::string>() + "/computedlabel")
+                        .get<std::string>());
+  }
+  return names;
+}
+
 void BrowserSession::click(const std::string& css) {
   // A page that re-renders (the dashboard refreshes its tables) may replace the element between
   // finding and clicking it: find it again, a few times.

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,9 @@ class BrowserSession {
   void navigate(const std::string& url);
   // The text of the first element matching `css` as the user sees it; nothing when none matches.
   std::optional<std::string> text(const std::string& css);
+  // The accessible name of each element matching `css` (what a screen reader announces), in
+  // document order.
+  std::vector<std::string> accessible_names(const std::string& css);
   // Whether an element matches `css` now.
   bool exists(const std::string& css) { return find(css).has_value(); }
   // Clicks the first element matching `css` (found again if the page replaced it meanwhile);

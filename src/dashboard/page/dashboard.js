@@ -114,9 +114,11 @@ function setActing(value) {
   for (const button of document.querySelectorAll("button.action, button.row-action")) button.disabled = value;
 }
 
-function actionButton(label, className, onClick, data) {
+// A row's button; `name` is what a screen reader announces: the label and what it acts on.
+function actionButton(label, className, onClick, data, name) {
   const button = element("button", label, "row-action " + className);
   button.type = "button";
+  button.setAttribute("aria-label", name);
   button.disabled = acting;
   for (const [key, value] of Object.entries(data || {})) button.dataset[key] = String(value);
   button.addEventListener("click", onClick);
@@ -198,8 +200,9 @@ async function act(path, body) {
 function pauseButtons(kind, name, pausedSet) {
   const paused = pausedSet.has(kind + "\u0000" + name);
   const path = "/api/" + (kind === "tenant" ? "tenants" : "job_types") + (paused ? "/resume" : "/pause");
-  return actionButton(paused ? "Resume" : "Pause", paused ? "resume" : "pause",
-                      () => act(path, { [kind]: name }), { kind: kind, name: name });
+  const label = paused ? "Resume" : "Pause";
+  return actionButton(label, paused ? "resume" : "pause", () => act(path, { [kind]: name }), { kind: kind, name: name },
+                      label + (kind === "tenant" ? " tenant " : " job type ") + name);
 }
 
 function renderSummary(summary) {
@@ -243,6 +246,7 @@ function selectDatabase(name) {
   for (const button of document.querySelectorAll("button.select-database")) {
     button.disabled = button.dataset.database === name;
     button.textContent = button.disabled ? "shown" : "Show";
+    button.setAttribute("aria-label", (button.disabled ? "Shown: database " : "Show database ") + button.dataset.database);
   }
   renderSummary({});
   for (const id of ["consumers", "job-types", "deepest-zones", "lagging-zones", "paused", "dead-items"]) {
@@ -260,6 +264,7 @@ function renderDatabases(databases, shown) {
     show.type = "button";
     show.disabled = d.name === shown;
     show.dataset.database = d.name;
+    show.setAttribute("aria-label", (d.name === shown ? "Shown: database " : "Show database ") + d.name);
     show.addEventListener("click", () => selectDatabase(d.name));
     if (d.error) return [cell(d.name), cell("cannot read: " + d.error, "error"), cell(""), cell(""), cell(""), cell(""),
                          cell(""), cell(""), cell(show)];
@@ -407,10 +412,12 @@ async function searchDeadItems() {
       box.type = "checkbox";
       box.dataset.id = String(d.id);
       box.checked = checked.has(box.dataset.id);
+      box.setAttribute("aria-label", "Select dead item " + d.id);
       return [
         cell(box), cell(d.id, "number"), cell(d.tenant), cell(d.job_type), cell(d.error_count, "number"),
         cell(d.last_error, "error-text"), cell(d.reason), cell(formatTime(d.died_at)), payloadCell(d),
-        cell(actionButton("Retry", "retry-dead", () => act("/api/dead_items/retry", { ids: [d.id] }), { id: d.id })),
+        cell(actionButton("Retry", "retry-dead", () => act("/api/dead_items/retry", { ids: [d.id] }), { id: d.id },
+                          "Retry dead item " + d.id)),
       ];
     }, "no dead items match");
   } catch (error) {

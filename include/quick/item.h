@@ -28,9 +28,9 @@ inline constexpr std::size_t kMaxClientItemIdLength = 200;  // characters
 struct NewItem {
   std::string tenant;    // the queue zone: 1..200 characters, chosen by the application
   std::string job_type;  // 1..100 characters; selects the handler and its retry policy
-  // JSON text, stored as jsonb. Default "{}". Its stored size (bytes of jsonb) may not exceed the
-  // database setting quick.max_payload_bytes, 1048576 (1 MiB) unless changed; the database
-  // checks that one (docs/inspecting.md#change-the-payload-size-limit).
+  // JSON text, stored as jsonb. Default "{}". Its size as JSON text (octet_length(payload::text))
+  // may not exceed quick.limits.max_payload_bytes, 1048576 (1 MiB) unless changed; the database
+  // checks that one (docs/inspecting.md#change-the-payload-size-limit-and-the-other-limits).
   std::string payload = "{}";
   // Time from the enqueue until the item vests (becomes visible to consumers), in milliseconds.
   // Range >= 0. Default: 0 (vested at once).

@@ -45,10 +45,14 @@ void add_db_commands(CLI::App& app) {
   on_selected(*status, [options] {
     auto cluster = cluster_for(*options);
     const bool running = cluster.is_running();
+    // Before the cluster is created it has no data directory: the state directory is named.
     std::cout << (running            ? "running on port " + std::to_string(cluster.port())
                   : cluster.exists() ? "stopped"
                                      : "not created")
-              << " (" << cluster.data_dir().string() << ")" << std::endl;
+              << " ("
+              << (cluster.data_dir().empty() ? "state directory " + cluster.state_dir().string()
+                                             : cluster.data_dir().string())
+              << ")" << std::endl;
     return running ? 0 : 3;
   });
   auto* url = db->add_subcommand("url", "Print the cluster's connection string");

@@ -208,6 +208,17 @@ TEST_F(LocalClusterTest, OnlyTheUserWhoStartedItCanLogInAndThePasswordStaysInIts
   EXPECT_THAT(read_text_file(root / "postgres.log"), Not(HasSubstr(password)));
 }
 
+// Before a cluster is created there is no data directory to name: status names the state
+// directory instead (it printed "not created ()").
+TEST_F(LocalClusterTest, StatusOfAClusterNotCreatedNamesTheStateDirectory) {
+  ASSERT_FALSE(quick_binary().empty());
+  const fs::path state_dir = dir_ / "never-started";
+  const QuickRun status = quick({"db", "status", "--state-dir", state_dir.string()});
+  EXPECT_EQ(status.exit_code, std::optional<int>(3)) << status.out << status.err;
+  EXPECT_THAT(status.out, HasSubstr("not created (state directory " + state_dir.string() + ")"));
+  EXPECT_THAT(status.out, Not(HasSubstr("()")));
+}
+
 TEST_F(LocalClusterTest, AStateDirectoryThatIsASymbolicLinkIsRefused) {
   ASSERT_FALSE(quick_binary().empty());
   const fs::path target = reachable_state_dir("target");

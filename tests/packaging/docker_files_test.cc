@@ -220,6 +220,30 @@ TEST(DockerFiles, DockerfileBuildsWithTheProjectScripts) {
   EXPECT_NE(text.find("/opt/quick/share/quick"), std::string::npos) << "the SQL files are part of the image";
 }
 
+// The runtime user is numeric (USER uid:gid): Kubernetes' runAsNonRoot cannot tell whether a
+// user named by name is root (the kubelet refuses to start the container, "image has non-numeric
+// user"), and the numbers are those of the user and group the image creates, so that the home
+// directory it owns is the process's.
+TEST(DockerFiles, RuntimeUserIsNumericAndTheCreatedUsers) {
+  const std::string text = dockerfile();
+  std::smatch user;
+  ASSERT_TRUE(std::regex_search(text, user, std::regex("\\nUSER +([^\\s]+)"))) << "the image must not run as root";
+  std::smatch numeric;
+  const std::string named = user[1].str();
+  ASSERT_TRUE(std::regex_match(named, numeric, std::regex("([0-9]+):([0-9]+)")))
+      << "USER " << named << " is not uid:gid";
+  EXPECT_NE(numeric[1].str(), "0");
+  EXPECT_NE(numeric[2].str(), "0");
+  std::smatch created_user, created_group;
+  ASSERT_TRUE(std::regex_search(text, created_user, std::regex("useradd [^\\n]*--uid ([0-9]+)[^\\n]*--gid ([0-9]+)")))
+      << "the image creates its user with a fixed uid and gid";
+  ASSERT_TRUE(std::regex_search(text, created_group, std::regex("groupadd [^\\n]*--gid ([0-9]+)")))
+      << "the image creates its group with a fixed gid";
+  EXPECT_EQ(numeric[1].str(), created_user[1].str()) << "USER's uid is not the created user's";
+  EXPECT_EQ(numeric[2].str(), created_user[2].str()) << "USER's gid is not the created user's group";
+  EXPECT_EQ(created_group[1].str(), created_user[2].str());
+}
+
 // The entrypoint runs quick under an init. In a container the entrypoint is process 1, which
 // inherits every orphan: quick worker kills what a job command left in its process group once
 // the command exits, and those processes, their parent gone, become process 1's children. quick

@@ -647,5 +647,40 @@ TEST_F(DashboardBrowserTest, EveryControlHasANameThatSaysWhatItActsOn) {
   EXPECT_THAT(browser.accessible_names("input.select-dead"), Contains("Select dead item 77"));
 }
 
+TEST_F(DashboardBrowserTest, EveryCountOfACappedZoneSaysItIsALowerBound) {
+  // A zone past the 100,000 rows its counts read, every item vested and every other one failing:
+  // of each count the page shows what the first 100,000 rows hold, and must not pass it as exact.
+  query(
+      "INSERT INTO quick.items (tenant, job_type, vesting_time, zone_time, error_count) "
+      "SELECT 'huge', 'job', now() - interval '1 hour', now() - interval '1 hour', g % 2 "
+      "FROM generate_series(1, 100010) g");
+  query(
+      "INSERT INTO quick.pointers (tenant, vesting_time, last_active_time) VALUES ('huge', now() - interval '1 hour', "
+      "now())");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  const auto row_cells = [&](const std::string& table) {
+    return browser.execute(
+        "const tr = document.querySelector('#' + arguments[0] + ' tbody tr');"
+        "return tr && tr.cells.length > 1 ? Array.from(tr.cells, (td) => td.textContent) : null;",
+        {table});
+  };
+  ASSERT_TRUE(eventually([&] { return !row_cells("deepest-zones").is_null() && !row_cells("lagging-zones").is_null(); },
+                         seconds(10), milliseconds(50)));
+  const auto deepest = row_cells("deepest-zones");
+  EXPECT_EQ(deepest[1], "100,000+");
+  EXPECT_EQ(deepest[2], "100,000+") << "vested: " << deepest;
+  EXPECT_EQ(deepest[3], "0+") << "leased: " << deepest;
+  EXPECT_EQ(deepest[4], "50,000+") << "failing: " << deepest;
+  const auto lagging = row_cells("lagging-zones");
+  EXPECT_EQ(lagging[3], "100,000+");
+  EXPECT_EQ(lagging[4], "100,000+") << "vested: " << lagging;
+  EXPECT_EQ(lagging[5], "50,000+") << "failing: " << lagging;
+}
+
 }  // namespace
 }  // namespace quick::testing

@@ -308,18 +308,24 @@ function render(data, jobRates) {
     cell(formatSeconds(j.oldest_item_age_seconds), "number"), cell(pauseButtons("job_type", j.job_type, paused)),
   ], "no queued or dead items");
 
+  // A zone's counts read at most its first 100,000 items (`capped`: it has more): then every
+  // count is a lower bound, marked "+", not only the items.
+  const zoneCount = (z, value) => {
+    const td = cell(formatCount(value) + (z.capped ? "+" : ""), "number");
+    if (z.capped) td.title = "counted among the zone's first 100,000 items: at least this many";
+    return td;
+  };
+
   fillTable("deepest-zones", data.deepest_zones, (z) => [
-    cell(z.tenant), cell(formatCount(z.items) + (z.capped ? "+" : ""), "number"), cell(formatCount(z.vested), "number"),
-    cell(formatCount(z.leased), "number"), cell(formatCount(z.failing), "number"),
+    cell(z.tenant), zoneCount(z, z.items), zoneCount(z, z.vested), zoneCount(z, z.leased), zoneCount(z, z.failing),
     cell(formatSeconds(z.oldest_item_age_seconds), "number"), cell(formatSeconds(z.pointer_lag_seconds), "number"),
     cell(pauseButtons("tenant", z.tenant, paused)),
   ], "no queued items");
 
   fillTable("lagging-zones", data.lagging_zones, (z) => [
     cell(z.tenant), cell(formatSeconds(z.pointer_lag_seconds), "number"), cell(z.pointer_leased ? "yes" : "no"),
-    cell(formatCount(z.items) + (z.capped ? "+" : ""), "number"), cell(formatCount(z.vested), "number"),
-    cell(formatCount(z.failing), "number"), cell(formatSeconds(z.oldest_item_age_seconds), "number"),
-    cell(pauseButtons("tenant", z.tenant, paused)),
+    zoneCount(z, z.items), zoneCount(z, z.vested), zoneCount(z, z.failing),
+    cell(formatSeconds(z.oldest_item_age_seconds), "number"), cell(pauseButtons("tenant", z.tenant, paused)),
   ], "no vested pointer waits");
 
   fillTable("paused", data.paused, (p) => [

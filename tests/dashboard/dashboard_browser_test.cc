@@ -71,6 +71,14 @@ class DashboardBrowserTest : public DatabaseTest {
     if (!counted.is_null()) return counted;
     return {{"started", 0}, {"finished", 0}, {"in_flight", 0}, {"max_in_flight", 0}};
   }
+  // Types the admin token into the page once it shows the field (when it knows it takes one).
+  static void enter_token(BrowserSession& browser) {
+    ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "enter the admin token for actions"); }, seconds(10),
+                           milliseconds(20)))
+        << "mode: " << browser.text("#mode").value_or("");
+    browser.type("#token", kToken);
+    browser.click("#token-save");
+  }
   static std::string class_of(BrowserSession& browser, const std::string& css) {
     return browser.execute("const e = document.querySelector(arguments[0]); return e ? e.className : '';", {css})
         .get<std::string>();
@@ -308,8 +316,7 @@ TEST_F(DashboardBrowserTest, TheRowsOfTheDatabaseShownBeforeGoOnceAnotherIsChose
   BrowserSession browser(driver);
   browser.run_before_page_scripts(kPageWatch);
   browser.navigate(server.base_url() + "/");
-  browser.type("#token", kToken);
-  browser.click("#token-save");
+  enter_token(browser);
   ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled") && browser.exists(retry_button); },
                          seconds(10), milliseconds(50)));
 
@@ -381,8 +388,7 @@ TEST_F(DashboardBrowserTest, RetryAllMatchingRetriesWhatTheSearchShowsOnceConfir
   BrowserSession browser(driver);
   browser.run_before_page_scripts(kPageWatch);
   browser.navigate(server.base_url() + "/");
-  browser.type("#token", kToken);
-  browser.click("#token-save");
+  enter_token(browser);
   ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled"); }, seconds(10), milliseconds(50)));
 
   // Search alpha's dead items; then start typing another tenant, without searching.
@@ -429,8 +435,7 @@ TEST_F(DashboardBrowserTest, AnActionClickedTwiceRunsOnce) {
   BrowserSession browser(driver);
   browser.run_before_page_scripts(kPageWatch);
   browser.navigate(server.base_url() + "/");
-  browser.type("#token", kToken);
-  browser.click("#token-save");
+  enter_token(browser);
   ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "actions enabled"); }, seconds(10), milliseconds(50)));
 
   // The cancel waits for this lock (reads do not), long enough for the user to click again.
@@ -561,8 +566,7 @@ TEST_F(DashboardBrowserTest, CheckedDeadItemsStayCheckedWhenTheTableIsRedrawn) {
   ChromeDriver driver;
   BrowserSession browser(driver);
   browser.navigate(server.base_url() + "/");
-  browser.type("#token", kToken);
-  browser.click("#token-save");
+  enter_token(browser);
   ASSERT_TRUE(
       eventually([&] { return shows(browser, "#mode", "actions enabled") && browser.exists("input.select-dead"); },
                  seconds(10), milliseconds(50)));
@@ -680,6 +684,32 @@ TEST_F(DashboardBrowserTest, EveryCountOfACappedZoneSaysItIsALowerBound) {
   EXPECT_EQ(lagging[3], "100,000+");
   EXPECT_EQ(lagging[4], "100,000+") << "vested: " << lagging;
   EXPECT_EQ(lagging[5], "50,000+") << "failing: " << lagging;
+}
+
+TEST_F(DashboardBrowserTest, AReadOnlyDashboardShowsNeitherTheTokenFieldNorActions) {
+  query(
+      "INSERT INTO quick.dead_items (id, tenant, job_type, priority, error_count, payload, enqueued_at, last_error, "
+      "reason) VALUES (5, 'acme', 'job', 0, 1, '{}', now(), 'boom', 'permanent failure')");
+  dashboard::DashboardOptions options;
+  options.databases = {{"main", url()}};  // no admin token: read-only
+  DashboardServer server(options);
+  ChromeDriver driver;
+  BrowserSession browser(driver);
+  browser.navigate(server.base_url() + "/");
+  ASSERT_TRUE(eventually([&] { return shows(browser, "#mode", "read-only") && browser.exists("button.retry-dead"); },
+                         seconds(10), milliseconds(50)));
+  const auto shown = [&](const std::string& css) {
+    return browser
+        .execute("const e = document.querySelector(arguments[0]); return !!e && e.getClientRects().length > 0;", {css})
+        .get<bool>();
+  };
+  EXPECT_FALSE(shown("#token-form")) << "a token field on a dashboard that takes no token";
+  EXPECT_FALSE(shown("#token"));
+  EXPECT_FALSE(shown("button.retry-dead"));
+  EXPECT_FALSE(shown("#pause-button"));
+  EXPECT_FALSE(shown("#pause-name")) << "a form whose button is not there";
+  EXPECT_FALSE(shown("input.select-dead"));
+  EXPECT_TRUE(shown("#dead-search-button"));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/quick_pool.h"
+#include "support/two_tenant_run.h"
 
 namespace quick::bench {
 namespace {
@@ -84,38 +85,39 @@ struct Sizes {
   int b_priority = 0;   // the baseline's priority for B's jobs (lower runs first)
 };
 
-struct NoisyRun {
-  std::string system;  // no spaces: used in CSVs
-  int connections = 0;
-  Percentiles b;
-  std::vector<double> b_by_seq_ms;  // B's latencies in enqueue order
-  std::uint64_t a_in_window = 0;
-  double window_s = 0;
-  double b_last_start_s = 0;  // from B's first enqueue until its last job started
-  double a_per_second() const { return window_s > 0 ? static_cast<double>(a_in_window) / window_s : 0; }
-};
-
 // B's window, the same for both systems: `enqueue_b(seq)` commits one job on B's own connection
 // every 100 ms (on a fixed schedule, so a slow commit does not stretch the window). A's
-// throughput is counted over the window; then waits until every B job has started.
-NoisyRun run_window(ExperimentContext& ctx, const std::string& system, const Sizes& sizes, Tally& tally,
-                    const std::function<void(int)>& enqueue_b) {
+// throughput is counted over the window; then waits until every B job sent has started.
+// `errors()` is the queue's database errors since it started. The run is incomplete (its targets
+// not met) when a B job was not sent or never started, the queue had errors, or A's backlog ran
+// out during the window.
+TwoTenantRun run_window(ExperimentContext& ctx, const std::string& system, const Sizes& sizes, Tally& tally,
+                        const std::function<void(int)>& enqueue_b, const std::function<std::uint64_t()>& errors) {
   std::this_thread::sleep_for(sizes.warm_up);
+  TwoTenantRun run;
+  run.system = system;
+  run.b_jobs = sizes.b_sends ? sizes.b_jobs : 0;
   const std::uint64_t a_before = tally.a_done.load();
   const auto start = Clock::now();
-  for (int seq = 0; seq < sizes.b_jobs; ++seq) {
+  for (int seq = 0; seq < run.b_jobs; ++seq) {
     std::this_thread::sleep_until(start + seq * kBInterval);
-    if (sizes.b_sends) enqueue_b(seq);
+    try {
+      enqueue_b(seq);
+      ++run.b_sent;
+    } catch (const std::exception& error) {
+      if (run.b_send_error.empty()) run.b_send_error = error.what();
+    }
   }
   std::this_thread::sleep_until(start + sizes.b_jobs * kBInterval);
-  NoisyRun run;
-  run.system = system;
   run.window_s = std::chrono::duration<double>(Clock::now() - start).count();
-  run.a_in_window = tally.a_done.load() - a_before;
-  if (sizes.b_sends && !wait_until_count([&] { return tally.b_started.load(); },
-                                         static_cast<std::uint64_t>(sizes.b_jobs), std::chrono::seconds(300))) {
+  const std::uint64_t a_done = tally.a_done.load();
+  run.a_in_window = a_done - a_before;
+  run.a_ran_out = a_done >= static_cast<std::uint64_t>(sizes.a_backlog);
+  if (!wait_until_count([&] { return tally.b_started.load(); }, static_cast<std::uint64_t>(run.b_sent),
+                        std::chrono::seconds(300))) {
     ctx.progress(system + ": B's jobs did not all start within 5 minutes");
   }
+  run.errors = errors();
   run.b_last_start_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::lock_guard<std::mutex> lock(tally.mutex);
   // Ids grow in enqueue order, and B enqueues one job at a time: sorting by id gives B's sequence.
@@ -128,12 +130,13 @@ NoisyRun run_window(ExperimentContext& ctx, const std::string& system, const Siz
   }
   run.b = recorder.summary();
   ctx.progress(system + ": B pickup p50 " + fixed(run.b.p50_ms, 1) + " ms, p99 " + fixed(run.b.p99_ms, 1) +
-               " ms, max " + fixed(run.b.max_ms, 1) + " ms; A " + fixed(run.a_per_second(), 0) + " jobs/s");
+               " ms, max " + fixed(run.b.max_ms, 1) + " ms; A " + fixed(run.a_per_second(), 0) + " jobs/s" +
+               (run.complete() ? "" : "; INCOMPLETE: " + run.problems()));
   return run;
 }
 
-NoisyRun run_quick(ExperimentContext& ctx, const Sizes& sizes, int consumers = 1,
-                   const std::string& system = "quick-pg") {
+TwoTenantRun run_quick(ExperimentContext& ctx, const Sizes& sizes, int consumers = 1,
+                       const std::string& system = "quick-pg") {
   ScratchDatabase db(ctx.server_url, "quick_bench_noisy");
   auto conn = db.connect();
   {
@@ -159,17 +162,20 @@ NoisyRun run_quick(ExperimentContext& ctx, const Sizes& sizes, int consumers = 1
     return JobResult::done();
   });
   pool.start();
-  auto run = run_window(ctx, system, sizes, tally, [&](int seq) {
-    pqxx::work txn(*conn);
-    enqueue_in(txn, job_item(kTenantB, R"({"seq":)" + std::to_string(seq) + "}"));
-    txn.commit();
-  });
+  auto run = run_window(
+      ctx, system, sizes, tally,
+      [&](int seq) {
+        pqxx::work txn(*conn);
+        enqueue_in(txn, job_item(kTenantB, R"({"seq":)" + std::to_string(seq) + "}"));
+        txn.commit();
+      },
+      [&pool] { return pool.total_stats().database_errors; });
   pool.stop();
   run.connections = consumers * connections_per_consumer(config);
   return run;
 }
 
-NoisyRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch, const std::string& system = "") {
+TwoTenantRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch, const std::string& system = "") {
   ScratchDatabase db(ctx.server_url, "quick_bench_noisy");
   auto conn = db.connect();
   create_baseline_schema(*conn);
@@ -194,18 +200,20 @@ NoisyRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch, con
       milliseconds(5)});
   pool.start();
   auto run = run_window(
-      ctx, system.empty() ? "baseline-b" + std::to_string(batch) : system, sizes, tally, [&](int seq) {
+      ctx, system.empty() ? "baseline-b" + std::to_string(batch) : system, sizes, tally,
+      [&](int seq) {
         pqxx::work txn(*conn);
         enqueue_baseline(txn, {BaselineJob{kTenantB, R"({"seq":)" + std::to_string(seq) + "}", sizes.b_priority}});
         txn.commit();
-      });
+      },
+      [&pool] { return pool.errors(); });
   pool.stop();
   run.connections = kWorkers;
   return run;
 }
 
 // B's latencies of every run in enqueue order, as CSV rows (system, seq, latency_ms).
-std::vector<std::vector<std::string>> b_latency_rows(const std::vector<NoisyRun>& runs) {
+std::vector<std::vector<std::string>> b_latency_rows(const std::vector<TwoTenantRun>& runs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& run : runs) {
     for (std::size_t seq = 0; seq < run.b_by_seq_ms.size(); ++seq) {
@@ -219,26 +227,27 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
   // A's backlog must outlast the warm-up plus B's window at 800 jobs/s (here 1 s + 20 s = 16,800
   // jobs at most), so that B always competes with a busy neighbour.
   const Sizes sizes{ctx.size(20000, 2000), ctx.size(200, 20), milliseconds(ctx.quick ? 300 : 1000)};
-  std::vector<NoisyRun> runs;
+  std::vector<TwoTenantRun> runs;
   runs.push_back(run_quick(ctx, sizes));
   runs.push_back(run_baseline(ctx, sizes, 1));
   runs.push_back(run_baseline(ctx, sizes, 10));
-  const NoisyRun& quick = runs[0];
-  const NoisyRun& base1 = runs[1];
-  const NoisyRun& base10 = runs[2];
+  const TwoTenantRun& quick = runs[0];
+  const TwoTenantRun& base1 = runs[1];
+  const TwoTenantRun& base10 = runs[2];
 
   std::vector<std::vector<std::string>> summary, table;
   for (const auto& run : runs) {
     summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
                        fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), std::to_string(run.a_in_window),
-                       fixed(run.window_s, 3), fixed(run.a_per_second(), 1), fixed(run.b_last_start_s, 2)});
-    table.push_back({run.system, std::to_string(run.connections), fixed(run.b.p50_ms, 1), fixed(run.b.p99_ms, 1),
+                       fixed(run.window_s, 3), fixed(run.a_per_second(), 1), fixed(run.b_last_start_s, 2),
+                       std::to_string(run.b_sent), std::to_string(run.errors), run.complete() ? "1" : "0"});
+    table.push_back({run.label(), std::to_string(run.connections), fixed(run.b.p50_ms, 1), fixed(run.b.p99_ms, 1),
                      fixed(run.b.max_ms, 1), fixed(run.a_per_second(), 0),
                      fixed(run.a_per_second() / base1.a_per_second(), 3)});
   }
   ctx.results->write_csv("noisy_neighbour.csv",
                          {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_in_window",
-                          "window_s", "a_jobs_per_s", "b_last_start_s"},
+                          "window_s", "a_jobs_per_s", "b_last_start_s", "b_jobs_sent", "database_errors", "complete"},
                          summary);
   ctx.results->write_csv("noisy_neighbour_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
 
@@ -262,10 +271,15 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
       " s (batch 10) after B's first enqueue. A's throughput is bounded by 800 jobs/s (4 workers x 5 ms); the "
       "baseline's per-job claim and delete transaction (batch 1) costs part of it.\n\n"
       "![noisy neighbour](noisy_neighbour.png)\n");
-  ctx.results->add_target(
-      {"noisy_neighbour", "quick-pg B p99 pickup latency (ms)", quick.b.p99_ms, "<= 25 ms", quick.b.p99_ms <= 25.0});
-  ctx.results->add_target(
-      {"noisy_neighbour", "quick-pg A throughput / baseline batch 1", a_ratio, ">= 0.95", a_ratio >= 0.95});
+  // A run that broke (a B job missing, database errors, A's backlog used up) meets no target.
+  const auto incomplete = [](const TwoTenantRun& run) {
+    return run.complete() ? std::string() : " (" + run.system + " INCOMPLETE: " + run.problems() + ")";
+  };
+  ctx.results->add_target({"noisy_neighbour", "quick-pg B p99 pickup latency (ms)" + incomplete(quick), quick.b.p99_ms,
+                           "<= 25 ms", quick.complete() && quick.b.p99_ms <= 25.0});
+  ctx.results->add_target({"noisy_neighbour",
+                           "quick-pg A throughput / baseline batch 1" + incomplete(quick) + incomplete(base1), a_ratio,
+                           ">= 0.95", quick.complete() && base1.complete() && a_ratio >= 0.95});
   ctx.progress("A throughput quick-pg / baseline b10: " + fixed(quick.a_per_second() / base10.a_per_second(), 3));
 }
 
@@ -275,7 +289,7 @@ void run_long_jobs(ExperimentContext& ctx) {
               std::chrono::microseconds(50000), std::chrono::microseconds(500)};
   Sizes alone = sizes;
   alone.b_sends = false;
-  std::vector<NoisyRun> runs;
+  std::vector<TwoTenantRun> runs;
   runs.push_back(run_quick(ctx, alone, 1, "A-alone-1-consumer"));
   runs.push_back(run_quick(ctx, sizes, 1, "A+B-1-consumer"));
   runs.push_back(run_quick(ctx, alone, 2, "A-alone-2-consumers"));
@@ -292,16 +306,18 @@ void run_long_jobs(ExperimentContext& ctx) {
     const auto& run = runs[i];
     const auto& base = runs[i - i % 2];  // the same consumers with A alone
     const bool with_b = i % 2 == 1;
-    table.push_back({run.system, std::to_string(run.connections), with_b ? fixed(run.b.p50_ms, 1) : "-",
+    table.push_back({run.label(), std::to_string(run.connections), with_b ? fixed(run.b.p50_ms, 1) : "-",
                      with_b ? fixed(run.b.p99_ms, 1) : "-", with_b ? fixed(run.b.max_ms, 1) : "-",
                      fixed(run.a_per_second(), 1), fixed(run.a_per_second() / base.a_per_second(), 3)});
     summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
                        fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), fixed(run.a_per_second(), 2),
-                       fixed(run.a_per_second() / base.a_per_second(), 3)});
+                       fixed(run.a_per_second() / base.a_per_second(), 3), std::to_string(run.b_sent),
+                       std::to_string(run.errors), run.complete() ? "1" : "0"});
   }
-  ctx.results->write_csv(
-      "long_jobs.csv",
-      {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s", "a_vs_alone"}, summary);
+  ctx.results->write_csv("long_jobs.csv",
+                         {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s",
+                          "a_vs_alone", "b_jobs_sent", "database_errors", "complete"},
+                         summary);
   ctx.results->write_csv("long_jobs_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
   ctx.results->add_section(
       "## Long jobs beside short ones\n\nTenant A has a backlog of 50 ms jobs; tenant B sends a 0.5 ms job every "
@@ -312,11 +328,19 @@ void run_long_jobs(ExperimentContext& ctx) {
       "one job at a time, B's jobs at a higher priority than A's.\n\n" +
       markdown_table({"run", "connections", "B p50 ms", "B p99 ms", "B max ms", "A jobs/s", "A vs alone"}, table) +
       "\n![long jobs](long_jobs.png)\n");
+  // A run that broke (a B job missing, database errors, A's backlog used up) meets no target.
+  const auto incomplete = [](const TwoTenantRun& run) {
+    return run.complete() ? std::string() : " (" + run.system + " INCOMPLETE: " + run.problems() + ")";
+  };
   for (const std::size_t i : {std::size_t{1}, std::size_t{3}}) {
-    const double ratio = runs[i].a_per_second() / runs[i - 1].a_per_second();
-    ctx.results->add_target({"long_jobs", runs[i].system + " B p99 pickup latency (ms)", runs[i].b.p99_ms, "<= 10 ms",
-                             runs[i].b.p99_ms <= 10.0});
-    ctx.results->add_target({"long_jobs", runs[i].system + " A throughput / A alone", ratio, ">= 0.7", ratio >= 0.7});
+    const auto& with_b = runs[i];
+    const auto& alone_run = runs[i - 1];
+    const double ratio = with_b.a_per_second() / alone_run.a_per_second();
+    ctx.results->add_target({"long_jobs", with_b.system + " B p99 pickup latency (ms)" + incomplete(with_b),
+                             with_b.b.p99_ms, "<= 10 ms", with_b.complete() && with_b.b.p99_ms <= 10.0});
+    ctx.results->add_target({"long_jobs",
+                             with_b.system + " A throughput / A alone" + incomplete(with_b) + incomplete(alone_run),
+                             ratio, ">= 0.7", with_b.complete() && alone_run.complete() && ratio >= 0.7});
   }
 }
 

@@ -86,14 +86,20 @@ QuickLoadTarget::QuickLoadTarget(ExperimentContext& ctx, const std::string& data
   }
   // The consumer runs the setup's jobs before the load starts (their zones are then parked).
   pool_->start();
-  wait_until_count([this] { return pool_->done(); }, static_cast<std::uint64_t>(tenants), std::chrono::minutes(1));
   system_.name = "quick-pg";
+  system_.setup_timed_out = !wait_until_count([this] { return pool_->done(); }, static_cast<std::uint64_t>(tenants),
+                                              std::chrono::minutes(1));
+  if (system_.setup_timed_out) {
+    ctx.progress(system_.name + ": the setup's " + std::to_string(tenants) +
+                 " jobs did not all run within a minute (the run is incomplete)");
+  }
   system_.main_table = "quick.items";
   system_.side_table = "quick.pointers";
   system_.start = [this] { at_start_ = pool_->total_stats(); };
   system_.stop = [this] { pool_->stop(); };
   system_.describe_work = [this] { return describe_consumer_work(at_start_, pool_->total_stats()); };
   system_.done = [this] { return pool_->done(); };
+  system_.errors = [this] { return pool_->total_stats().database_errors; };
   system_.enqueue = std::move(enqueue);
 }
 
@@ -116,6 +122,7 @@ BaselineLoadTarget::BaselineLoadTarget(ExperimentContext& ctx, const std::string
   system_.start = [this] { pool_->start(); };
   system_.stop = [this] { pool_->stop(); };
   system_.done = [this] { return pool_->done(); };
+  system_.errors = [this] { return pool_->errors(); };
   system_.enqueue = std::move(enqueue);
 }
 

@@ -202,6 +202,8 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
                                          static_cast<std::uint64_t>(run.enqueued), std::chrono::minutes(2));
   run.finish_s = finished ? finished->count() : -1;
   system.stop();
+  run.setup_timed_out = system.setup_timed_out;
+  if (system.errors) run.errors = system.errors();
   measuring.store(false);
   const auto stopped = Clock::now();
   run.e2e = e2e.between(start, stopped);
@@ -213,8 +215,7 @@ WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, Load
                (shape.rate > 0 ? "; producers behind their ticks p99 " + fixed(run.producer_lag.p99_ms, 1) +
                                      " ms, max " + fixed(run.producer_lag.max_ms, 1) + " ms"
                                : "") +
-               ")" + (run.producer_errors ? "; producer errors: " + std::to_string(run.producer_errors) : "") +
-               (finished ? "" : "; NOT ALL JOBS RAN"));
+               ")" + (run.complete() ? "" : "; INCOMPLETE: " + run.problems()));
   if (system.describe_work) ctx.progress(run.label() + ": " + system.describe_work());
   return run;
 }
@@ -259,9 +260,9 @@ std::vector<std::vector<std::string>> windowed_csv_rows(const std::vector<Window
 std::string windowed_summary_markdown(const std::vector<WindowedRun>& runs) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& run : runs) {
-    rows.push_back({run.system, std::to_string(run.tenants), run.held ? "held" : "none", fixed(run.offered(), 0),
-                    fixed(run.throughput(), 0), fixed(run.e2e.p50_ms, 1), fixed(run.e2e.p99_ms, 1),
-                    fixed(run.e2e.max_ms, 1), fixed(run.from_statement.p99_ms, 1),
+    rows.push_back({run.marked_system(), std::to_string(run.tenants), run.held ? "held" : "none",
+                    fixed(run.offered(), 0), fixed(run.throughput(), 0), fixed(run.e2e.p50_ms, 1),
+                    fixed(run.e2e.p99_ms, 1), fixed(run.e2e.max_ms, 1), fixed(run.from_statement.p99_ms, 1),
                     run.producer_lag.count > 0 ? fixed(run.producer_lag.max_ms, 1) : "-", fixed(run.finish_s, 1)});
   }
   return markdown_table({"system", "tenants", "snapshot", "offered/s", "done/s", "e2e p50 ms", "e2e p99 ms",

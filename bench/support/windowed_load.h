@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -50,12 +51,34 @@ struct WindowedRun {
   long long enqueued = 0, done_in_run = 0;
   double finish_s = 0;  // after the producers stopped (and the snapshot ended), until the last job ran
   int producer_errors = 0;
+  bool setup_timed_out = false;  // the system's setup (LoadedSystem::setup_timed_out) did not finish
+  // The queue's database errors (quick-pg's consumers' database_errors, the baseline's failed
+  // claim transactions): each retried, so they only cost throughput and latency.
+  std::uint64_t errors = 0;
   Percentiles e2e;             // due time -> handler start
   Percentiles from_statement;  // the enqueue statement (vesting) -> handler start
   Percentiles producer_lag;    // open load: how late the producers' ticks went out
   std::vector<LoadWindow> windows;
   double throughput() const { return seconds > 0 ? static_cast<double>(done_in_run) / seconds : 0; }
   double offered() const { return seconds > 0 ? static_cast<double>(enqueued) / seconds : 0; }
+  // Whether the run measured what it claims: the setup finished, no database or producer errors,
+  // something was enqueued and every job enqueued ran (the percentiles leave out the jobs that
+  // never ran). Otherwise its targets are not met; problems() says what went wrong ("" when
+  // nothing did).
+  bool complete() const {
+    return !setup_timed_out && errors == 0 && producer_errors == 0 && enqueued > 0 && finish_s >= 0;
+  }
+  std::string problems() const {
+    std::string text;
+    if (setup_timed_out) text += "; the setup timed out";
+    if (errors > 0) text += "; " + std::to_string(errors) + " database errors";
+    if (producer_errors > 0) text += "; " + std::to_string(producer_errors) + " producer errors";
+    if (enqueued <= 0) text += "; nothing enqueued";
+    if (finish_s < 0) text += "; not all jobs ran";
+    return text.empty() ? text : text.substr(2);
+  }
+  // The system's name for the tables, marked when the run is incomplete.
+  std::string marked_system() const { return complete() ? system : system + " **(INCOMPLETE: " + problems() + ")**"; }
   std::string label() const { return system + (held ? "+held-snapshot" : "") + "/" + std::to_string(tenants) + "t"; }
 };
 
@@ -96,6 +119,10 @@ struct LoadedSystem {
   std::string main_table, side_table;
   std::function<void()> start, stop;
   std::function<std::uint64_t()> done;  // jobs run since start
+  // The system's database errors so far (read after stop); none when unset.
+  std::function<std::uint64_t()> errors;
+  // Its setup (before the load) did not finish: the run is incomplete.
+  bool setup_timed_out = false;
   // Enqueues the jobs, in one transaction.
   std::function<void(pqxx::connection&, const std::vector<LoadJob>&)> enqueue;
   // After stop: what the system did for the run's jobs, for the log (quick-pg: visits, scans,

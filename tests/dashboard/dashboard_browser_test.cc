@@ -653,7 +653,8 @@ TEST_F(DashboardBrowserTest, EveryControlHasANameThatSaysWhatItActsOn) {
 
 TEST_F(DashboardBrowserTest, EveryCountOfACappedZoneSaysItIsALowerBound) {
   // A zone past the 100,000 rows its counts read, every item vested and every other one failing:
-  // of each count the page shows what the first 100,000 rows hold, and must not pass it as exact.
+  // of each count (and of its oldest item's age) the page shows what the first 100,000 rows hold,
+  // and must not pass it as exact.
   query(
       "INSERT INTO quick.items (tenant, job_type, vesting_time, zone_time, error_count) "
       "SELECT 'huge', 'job', now() - interval '1 hour', now() - interval '1 hour', g % 2 "
@@ -680,10 +681,12 @@ TEST_F(DashboardBrowserTest, EveryCountOfACappedZoneSaysItIsALowerBound) {
   EXPECT_EQ(deepest[2], "100,000+") << "vested: " << deepest;
   EXPECT_EQ(deepest[3], "0+") << "leased: " << deepest;
   EXPECT_EQ(deepest[4], "50,000+") << "failing: " << deepest;
+  EXPECT_EQ(deepest[5].get<std::string>().back(), '+') << "oldest item age, of the first rows only: " << deepest;
   const auto lagging = row_cells("lagging-zones");
   EXPECT_EQ(lagging[3], "100,000+");
   EXPECT_EQ(lagging[4], "100,000+") << "vested: " << lagging;
   EXPECT_EQ(lagging[5], "50,000+") << "failing: " << lagging;
+  EXPECT_EQ(lagging[6].get<std::string>().back(), '+') << "oldest item age: " << lagging;
 }
 
 TEST_F(DashboardBrowserTest, AReadOnlyDashboardShowsNeitherTheTokenFieldNorActions) {

@@ -315,17 +315,23 @@ function render(data, jobRates) {
     if (z.capped) td.title = "counted among the zone's first 100,000 items: at least this many";
     return td;
   };
+  // Its oldest item's age likewise comes from those rows: the oldest may be older still.
+  const zoneAge = (z) => {
+    const td = cell(formatSeconds(z.oldest_item_age_seconds) + (z.capped ? "+" : ""), "number");
+    if (z.capped) td.title = "the oldest among the zone's first 100,000 items: at least this old";
+    return td;
+  };
 
   fillTable("deepest-zones", data.deepest_zones, (z) => [
     cell(z.tenant), zoneCount(z, z.items), zoneCount(z, z.vested), zoneCount(z, z.leased), zoneCount(z, z.failing),
-    cell(formatSeconds(z.oldest_item_age_seconds), "number"), cell(formatSeconds(z.pointer_lag_seconds), "number"),
+    zoneAge(z), cell(formatSeconds(z.pointer_lag_seconds), "number"),
     cell(pauseButtons("tenant", z.tenant, paused)),
   ], "no queued items");
 
   fillTable("lagging-zones", data.lagging_zones, (z) => [
     cell(z.tenant), cell(formatSeconds(z.pointer_lag_seconds), "number"), cell(z.pointer_leased ? "yes" : "no"),
     zoneCount(z, z.items), zoneCount(z, z.vested), zoneCount(z, z.failing),
-    cell(formatSeconds(z.oldest_item_age_seconds), "number"), cell(pauseButtons("tenant", z.tenant, paused)),
+    zoneAge(z), cell(pauseButtons("tenant", z.tenant, paused)),
   ], "no vested pointer waits");
 
   fillTable("paused", data.paused, (p) => [

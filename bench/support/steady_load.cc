@@ -40,7 +40,8 @@ struct System {
   std::function<void()> start;      // starts the consumers
   std::function<void()> stop;
   std::function<std::uint64_t()> done;
-  std::function<ConsumerStats()> stats;  // quick-pg only: counters summed over the consumers
+  std::function<ConsumerStats()> stats;   // quick-pg only: counters summed over the consumers
+  std::function<std::uint64_t()> errors;  // the queue's database errors since start
   // Commits `batch` in one transaction on `conn`.
   std::function<void(pqxx::connection& conn, const std::vector<Enqueue>& batch)> enqueue;
 };
@@ -193,6 +194,7 @@ SteadyRun run_steady(ExperimentContext& ctx, const ScratchDatabase& db, System& 
   run.finish_s = finished ? finished->count() : -1;
   run.producer_errors = producer_errors.load();
   system.stop();
+  run.queue_errors = system.errors();
   latencies.measuring.store(false);
 
   run.e2e = latencies.e2e.summary();
@@ -243,6 +245,7 @@ SteadyRun run_steady_quick(ExperimentContext& ctx, const std::vector<int>& count
   system.stop = [&] { pool.stop(); };
   system.done = [&] { return pool.done(); };
   system.stats = [&] { return pool.total_stats(); };
+  system.errors = [&] { return pool.total_stats().database_errors; };
   EnqueueOptions options;
   options.pull_in_transaction = pull_in_transaction;
   system.enqueue = [options](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
@@ -289,6 +292,7 @@ SteadyRun run_steady_baseline(ExperimentContext& ctx, const std::vector<int>& co
   system.start = [&] { pool.start(); };
   system.stop = [&] { pool.stop(); };
   system.done = [&] { return pool.done(); };
+  system.errors = [&] { return pool.errors(); };
   system.enqueue = [zone_writes](pqxx::connection& conn, const std::vector<Enqueue>& batch) {
     std::vector<BaselineJob> jobs;
     for (const auto& e : batch)

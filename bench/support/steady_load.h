@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,23 +59,29 @@ struct SteadyRun {
   double finish_s = 0;           // after the producers stopped, until the last item ran (-1: not all ran)
   bool drain_timed_out = false;  // the drain did not end within 5 minutes (drain_s, so the load, is 0)
   int producer_errors = 0;       // enqueue transactions that failed (their items were not enqueued)
-  Percentiles e2e;               // each item's due time (its producer's tick) -> handler start
-  Percentiles from_statement;    // the enqueue statement (vesting, waited()) -> handler start
-  Percentiles producer_lag;      // how late the producers' ticks went out
+  // The queue's database errors during the drain and the run: quick-pg's consumers'
+  // database_errors, the baseline's failed claim transactions (each retried, costing throughput).
+  std::uint64_t queue_errors = 0;
+  Percentiles e2e;             // each item's due time (its producer's tick) -> handler start
+  Percentiles from_statement;  // the enqueue statement (vesting, waited()) -> handler start
+  Percentiles producer_lag;    // how late the producers' ticks went out
   std::vector<double> e2e_sorted_ms;
   std::vector<BacklogSample> backlog;
   std::string consumer_note;  // quick-pg: what its Scanners and Managers did during the run
   CpuUse drain_cpu;           // the whole machine, while draining
   CpuUse steady_cpu;          // the whole machine, while the producers ran
-  // Whether the run measured what it claims: the drain ended, every enqueue committed, something
-  // was enqueued and every item enqueued ran. Otherwise its latencies and backlog leave out what
-  // went wrong (a drain that timed out offered no load at all: p99 0 ms, backlog 0), and its
-  // targets are not met. problems() says what went wrong ("" when nothing did).
-  bool complete() const { return !drain_timed_out && producer_errors == 0 && enqueued > 0 && finish_s >= 0; }
+  // Whether the run measured what it claims: the drain ended, every enqueue committed, the queue
+  // had no database errors, something was enqueued and every item enqueued ran. Otherwise its latencies and backlog
+  // leave out what went wrong (a drain that timed out offered no load at all: p99 0 ms, backlog 0), and its targets are
+  // not met. problems() says what went wrong ("" when nothing did).
+  bool complete() const {
+    return !drain_timed_out && producer_errors == 0 && queue_errors == 0 && enqueued > 0 && finish_s >= 0;
+  }
   std::string problems() const {
     std::string text;
     if (drain_timed_out) text += "; the drain timed out";
     if (producer_errors > 0) text += "; " + std::to_string(producer_errors) + " producer errors";
+    if (queue_errors > 0) text += "; " + std::to_string(queue_errors) + " database errors";
     if (enqueued <= 0) text += "; nothing enqueued";
     if (finish_s < 0) text += "; not all items ran";
     return text.empty() ? text : text.substr(2);

@@ -51,6 +51,15 @@ TEST(SteadyRunTest, ProducerErrorsOrItemsThatNeverRanAreNot) {
   EXPECT_FALSE(nothing.complete());
 }
 
+// The queue's database errors (quick-pg's consumers' database_errors, the baseline's failed
+// claims) were never read: a run whose visits or claims failed just showed lower throughput.
+TEST(SteadyRunTest, DatabaseErrorsAreNot) {
+  SteadyRun run = good_run();
+  run.queue_errors = 5;
+  EXPECT_FALSE(run.complete());
+  EXPECT_NE(run.problems().find("5 database errors"), std::string::npos) << run.problems();
+}
+
 // A producer behind its schedule has items due that it has not committed: they wait as much as
 // committed ones, so the backlog counts them (it counted only the committed ones).
 TEST(SteadyRunTest, TheBacklogCountsItemsDueButNotYetCommitted) {

@@ -30,6 +30,7 @@
 #include "support/experiment.h"
 #include "support/latency_recorder.h"
 #include "support/quick_pool.h"
+#include "support/scheduled_load.h"
 #include "support/two_tenant_run.h"
 
 namespace quick::bench {
@@ -52,14 +53,24 @@ struct Tally {
   std::atomic<std::uint64_t> a_done{0};
   std::atomic<std::uint64_t> b_started{0};
   std::mutex mutex;
-  std::vector<std::pair<std::int64_t, double>> b_latency;  // (job id, pickup latency ms), guarded by mutex
+  struct BSample {
+    std::int64_t id;
+    double from_due_ms, from_statement_ms;
+    bool operator<(const BSample& other) const { return id < other.id; }
+  };
+  std::vector<BSample> b_latency;  // guarded by mutex
 
-  // One job: B's pickup latency is recorded at handler start; then the job's work (a sleep).
-  void run_job(const std::string& tenant, std::int64_t id, std::chrono::microseconds waited) {
+  // One job: B's pickup latency is recorded at handler start, from the due time its payload names
+  // (support/scheduled_load.h) and from its enqueue statement (`waited`, the vesting time); then
+  // the job's work (a sleep).
+  void run_job(const std::string& tenant, std::int64_t id, std::chrono::microseconds waited,
+               const std::string& payload) {
     const bool is_b = tenant == kTenantB;
     if (is_b) {
+      const auto from_due = since_due(payload, Clock::now()).value_or(waited);
       std::lock_guard<std::mutex> lock(mutex);
-      b_latency.emplace_back(id, static_cast<double>(waited.count()) / 1000.0);
+      b_latency.push_back(
+          {id, static_cast<double>(from_due.count()) / 1000.0, static_cast<double>(waited.count()) / 1000.0});
       b_started.fetch_add(1);
     }
     std::this_thread::sleep_for(is_b ? b_job : a_job);
@@ -85,28 +96,32 @@ struct Sizes {
   int b_priority = 0;   // the baseline's priority for B's jobs (lower runs first)
 };
 
-// B's window, the same for both systems: `enqueue_b(seq)` commits one job on B's own connection
-// every 100 ms (on a fixed schedule, so a slow commit does not stretch the window). A's
-// throughput is counted over the window; then waits until every B job sent has started.
+// B's window, the same for both systems: `enqueue_b(payload)` commits one job on B's own
+// connection every 100 ms, on a fixed schedule (run_schedule: a slow commit does not stretch the
+// window, and the jobs due meanwhile go out at once), each job's payload naming its due time, so
+// that B's latency counts from it: a sender behind its schedule counts. A's throughput is counted
+// over the window; then waits until every B job sent has started.
 // `errors()` is the queue's database errors since it started. The run is incomplete (its targets
 // not met) when a B job was not sent or never started, the queue had errors, or A's backlog ran
 // out during the window.
 TwoTenantRun run_window(ExperimentContext& ctx, const std::string& system, const Sizes& sizes, Tally& tally,
-                        const std::function<void(int)>& enqueue_b, const std::function<std::uint64_t()>& errors) {
+                        const std::function<void(const std::string&)>& enqueue_b,
+                        const std::function<std::uint64_t()>& errors) {
   std::this_thread::sleep_for(sizes.warm_up);
   TwoTenantRun run;
   run.system = system;
   run.b_jobs = sizes.b_sends ? sizes.b_jobs : 0;
   const std::uint64_t a_before = tally.a_done.load();
   const auto start = Clock::now();
-  for (int seq = 0; seq < run.b_jobs; ++seq) {
-    std::this_thread::sleep_until(start + seq * kBInterval);
-    try {
-      enqueue_b(seq);
-      ++run.b_sent;
-    } catch (const std::exception& error) {
-      if (run.b_send_error.empty()) run.b_send_error = error.what();
-    }
+  if (run.b_jobs > 0) {
+    const double rate = 1000.0 / static_cast<double>(kBInterval.count());
+    const auto schedule = run_schedule(1, rate, static_cast<double>(run.b_jobs) / rate, [&](int) {
+      return [&](Clock::time_point due) { enqueue_b(due_payload(due)); };
+    });
+    run.b_jobs = static_cast<int>(schedule.scheduled);
+    run.b_sent = static_cast<int>(schedule.sent);
+    run.b_send_error = schedule.first_error;
+    run.b_lag = schedule.lag;
   }
   std::this_thread::sleep_until(start + sizes.b_jobs * kBInterval);
   run.window_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -123,14 +138,23 @@ TwoTenantRun run_window(ExperimentContext& ctx, const std::string& system, const
   // Ids grow in enqueue order, and B enqueues one job at a time: sorting by id gives B's sequence.
   auto samples = tally.b_latency;
   std::sort(samples.begin(), samples.end());
-  LatencyRecorder recorder;
-  for (const auto& [id, ms] : samples) {
-    run.b_by_seq_ms.push_back(ms);
-    recorder.record(std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000.0)));
+  LatencyRecorder from_due, from_statement;
+  const auto us = [](double ms) { return std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000.0)); };
+  for (const auto& sample : samples) {
+    run.b_by_seq_ms.push_back(sample.from_due_ms);
+    from_due.record(us(sample.from_due_ms));
+    from_statement.record(us(sample.from_statement_ms));
   }
-  run.b = recorder.summary();
-  ctx.progress(system + ": B pickup p50 " + fixed(run.b.p50_ms, 1) + " ms, p99 " + fixed(run.b.p99_ms, 1) +
-               " ms, max " + fixed(run.b.max_ms, 1) + " ms; A " + fixed(run.a_per_second(), 0) + " jobs/s" +
+  run.b = from_due.summary();
+  run.b_from_statement = from_statement.summary();
+  const std::string b_text = run.b_jobs == 0
+                                 ? std::string()
+                                 : "B pickup from the due time p50 " + fixed(run.b.p50_ms, 1) + " ms, p99 " +
+                                       fixed(run.b.p99_ms, 1) + " ms, max " + fixed(run.b.max_ms, 1) +
+                                       " ms (from the enqueue statement p99 " + fixed(run.b_from_statement.p99_ms, 1) +
+                                       " ms; B's sender behind its schedule max " + fixed(run.b_lag.max_ms, 1) +
+                                       " ms); ";
+  ctx.progress(system + ": " + b_text + "A " + fixed(run.a_per_second(), 0) + " jobs/s" +
                (run.complete() ? "" : "; INCOMPLETE: " + run.problems()));
   return run;
 }
@@ -158,15 +182,15 @@ TwoTenantRun run_quick(ExperimentContext& ctx, const Sizes& sizes, int consumers
   tally.a_job = sizes.a_job;
   tally.b_job = sizes.b_job;
   QuickPool pool(config, consumers, {kJobType}, [&tally](JobContext& job) {
-    tally.run_job(job.item().tenant, job.item().id, job.waited());
+    tally.run_job(job.item().tenant, job.item().id, job.waited(), job.item().payload);
     return JobResult::done();
   });
   pool.start();
   auto run = run_window(
       ctx, system, sizes, tally,
-      [&](int seq) {
+      [&](const std::string& payload) {
         pqxx::work txn(*conn);
-        enqueue_in(txn, job_item(kTenantB, R"({"seq":)" + std::to_string(seq) + "}"));
+        enqueue_in(txn, job_item(kTenantB, payload));
         txn.commit();
       },
       [&pool] { return pool.total_stats().database_errors; });
@@ -196,14 +220,15 @@ TwoTenantRun run_baseline(ExperimentContext& ctx, const Sizes& sizes, int batch,
   tally.a_job = sizes.a_job;
   tally.b_job = sizes.b_job;
   BaselinePool pool(BaselinePool::Options{
-      db.url(), kWorkers, batch, [&tally](const ClaimedJob& job) { tally.run_job(job.tenant, job.id, job.waited); },
-      milliseconds(5)});
+      db.url(), kWorkers, batch,
+      [&tally](const ClaimedJob& job) { tally.run_job(job.tenant, job.id, job.waited, job.payload); }, milliseconds(5),
+      /*with_payload=*/true});
   pool.start();
   auto run = run_window(
       ctx, system.empty() ? "baseline-b" + std::to_string(batch) : system, sizes, tally,
-      [&](int seq) {
+      [&](const std::string& payload) {
         pqxx::work txn(*conn);
-        enqueue_baseline(txn, {BaselineJob{kTenantB, R"({"seq":)" + std::to_string(seq) + "}", sizes.b_priority}});
+        enqueue_baseline(txn, {BaselineJob{kTenantB, payload, sizes.b_priority}});
         txn.commit();
       },
       [&pool] { return pool.errors(); });
@@ -240,14 +265,16 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
     summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
                        fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), std::to_string(run.a_in_window),
                        fixed(run.window_s, 3), fixed(run.a_per_second(), 1), fixed(run.b_last_start_s, 2),
-                       std::to_string(run.b_sent), std::to_string(run.errors), run.complete() ? "1" : "0"});
+                       std::to_string(run.b_sent), std::to_string(run.errors), run.complete() ? "1" : "0",
+                       fixed(run.b_from_statement.p99_ms, 2), fixed(run.b_lag.max_ms, 2)});
     table.push_back({run.label(), std::to_string(run.connections), fixed(run.b.p50_ms, 1), fixed(run.b.p99_ms, 1),
-                     fixed(run.b.max_ms, 1), fixed(run.a_per_second(), 0),
-                     fixed(run.a_per_second() / base1.a_per_second(), 3)});
+                     fixed(run.b.max_ms, 1), fixed(run.b_from_statement.p99_ms, 1), fixed(run.b_lag.max_ms, 1),
+                     fixed(run.a_per_second(), 0), fixed(run.a_per_second() / base1.a_per_second(), 3)});
   }
   ctx.results->write_csv("noisy_neighbour.csv",
                          {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_in_window",
-                          "window_s", "a_jobs_per_s", "b_last_start_s", "b_jobs_sent", "database_errors", "complete"},
+                          "window_s", "a_jobs_per_s", "b_last_start_s", "b_jobs_sent", "database_errors", "complete",
+                          "b_p99_from_statement_ms", "b_sender_lag_max_ms"},
                          summary);
   ctx.results->write_csv("noisy_neighbour_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
 
@@ -259,9 +286,14 @@ void run_noisy_neighbour(ExperimentContext& ctx) {
       " jobs, one per transaction, on its own connection). Every job sleeps 5 ms, so 4 workers run at most 800 "
       "jobs/s. quick-pg: one consumer, `worker.threads` = 4, all other settings at their defaults (no priorities, "
       "no per-tenant settings). Baseline: 4 worker connections, `ORDER BY priority, run_at ... FOR UPDATE SKIP "
-      "LOCKED`, batch 1 and batch 10. B's pickup latency is vesting (enqueue) to handler start "
-      "(`JobContext::waited()`, `ClaimedJob::waited`); A's throughput counts A's jobs finished during B's window.\n\n" +
-      markdown_table({"system", "connections", "B p50 ms", "B p99 ms", "B max ms", "A jobs/s", "A vs baseline b1"},
+      "LOCKED`, batch 1 and batch 10. B's pickup latency is from each job's due time on B's 100 ms schedule "
+      "(its payload names it) to handler start, so that a sender behind its schedule counts; *from the statement*: "
+      "p99 from the enqueue statement (vesting, `JobContext::waited()`, `ClaimedJob::waited`), which leaves that "
+      "out; *sender lag*: how late B's sender started an enqueue at most. A's throughput counts A's jobs finished "
+      "during B's window. A run with B's jobs not all sent or started, database errors or A's backlog used up is "
+      "marked INCOMPLETE and meets no target.\n\n" +
+      markdown_table({"system", "connections", "B p50 ms", "B p99 ms", "B max ms", "B p99 from the statement ms",
+                      "B sender lag max ms", "A jobs/s", "A vs baseline b1"},
                      table) +
       "\nquick-pg does not queue B behind A: B's enqueue pulls B's pointer forward, the next scan selects it "
       "next to A's, and the Workers take buffered items round robin over zones, so B's job typically waits for a "
@@ -308,16 +340,19 @@ void run_long_jobs(ExperimentContext& ctx) {
     const bool with_b = i % 2 == 1;
     table.push_back({run.label(), std::to_string(run.connections), with_b ? fixed(run.b.p50_ms, 1) : "-",
                      with_b ? fixed(run.b.p99_ms, 1) : "-", with_b ? fixed(run.b.max_ms, 1) : "-",
+                     with_b ? fixed(run.b_from_statement.p99_ms, 1) : "-", with_b ? fixed(run.b_lag.max_ms, 1) : "-",
                      fixed(run.a_per_second(), 1), fixed(run.a_per_second() / base.a_per_second(), 3)});
     summary.push_back({run.system, std::to_string(run.connections), std::to_string(run.b.count), fixed(run.b.p50_ms, 2),
                        fixed(run.b.p99_ms, 2), fixed(run.b.max_ms, 2), fixed(run.a_per_second(), 2),
                        fixed(run.a_per_second() / base.a_per_second(), 3), std::to_string(run.b_sent),
-                       std::to_string(run.errors), run.complete() ? "1" : "0"});
+                       std::to_string(run.errors), run.complete() ? "1" : "0", fixed(run.b_from_statement.p99_ms, 2),
+                       fixed(run.b_lag.max_ms, 2)});
   }
-  ctx.results->write_csv("long_jobs.csv",
-                         {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s",
-                          "a_vs_alone", "b_jobs_sent", "database_errors", "complete"},
-                         summary);
+  ctx.results->write_csv(
+      "long_jobs.csv",
+      {"system", "connections", "b_jobs", "b_p50_ms", "b_p99_ms", "b_max_ms", "a_jobs_per_s", "a_vs_alone",
+       "b_jobs_sent", "database_errors", "complete", "b_p99_from_statement_ms", "b_sender_lag_max_ms"},
+      summary);
   ctx.results->write_csv("long_jobs_b_latency.csv", {"system", "seq", "latency_ms"}, b_latency_rows(runs));
   ctx.results->add_section(
       "## Long jobs beside short ones\n\nTenant A has a backlog of 50 ms jobs; tenant B sends a 0.5 ms job every "
@@ -325,8 +360,12 @@ void run_long_jobs(ExperimentContext& ctx) {
       std::to_string(sizes.b_jobs) +
       " jobs); 4 workers per consumer, everything else at the defaults. Each configuration runs once with A alone "
       "(its throughput alone) and once with B beside it. The baseline: the SKIP LOCKED queue, 4 workers claiming "
-      "one job at a time, B's jobs at a higher priority than A's.\n\n" +
-      markdown_table({"run", "connections", "B p50 ms", "B p99 ms", "B max ms", "A jobs/s", "A vs alone"}, table) +
+      "one job at a time, B's jobs at a higher priority than A's. B's latency as in the noisy neighbour: from each "
+      "job's due time, the p99 from the enqueue statement beside it; incomplete runs are marked and meet no "
+      "target.\n\n" +
+      markdown_table({"run", "connections", "B p50 ms", "B p99 ms", "B max ms", "B p99 from the statement ms",
+                      "B sender lag max ms", "A jobs/s", "A vs alone"},
+                     table) +
       "\n![long jobs](long_jobs.png)\n");
   // A run that broke (a B job missing, database errors, A's backlog used up) meets no target.
   const auto incomplete = [](const TwoTenantRun& run) {

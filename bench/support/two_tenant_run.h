@@ -14,7 +14,9 @@ namespace quick::bench {
 struct TwoTenantRun {
   std::string system;  // no spaces: used in CSVs
   int connections = 0;
-  Percentiles b;                    // B's pickup latency, over B's jobs that started
+  Percentiles b;                    // B's pickup latency, from each job's due time, over B's jobs that started
+  Percentiles b_from_statement;     // the same from each job's enqueue statement (vesting, waited())
+  Percentiles b_lag;                // how late B's sender started each enqueue after its due time
   std::vector<double> b_by_seq_ms;  // B's latencies in enqueue order
   std::uint64_t a_in_window = 0;
   double window_s = 0;

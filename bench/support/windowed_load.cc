@@ -74,28 +74,25 @@ TableSize table_size(pqxx::connection& conn, const std::string& table) {
 void TimedLatencies::record(Clock::time_point at, std::chrono::microseconds from_due,
                             std::chrono::microseconds from_statement) {
   std::lock_guard<std::mutex> lock(mutex_);
-  samples_.push_back(
-      {at, static_cast<double>(from_due.count()) / 1000.0, static_cast<double>(from_statement.count()) / 1000.0});
+  samples_.push_back({at, from_due, from_statement});
+}
+
+Percentiles TimedLatencies::window(Clock::time_point from, Clock::time_point to,
+                                   std::chrono::microseconds Sample::*latency) const {
+  LatencyRecorder recorder;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : samples_) {
+    if (s.at >= from && s.at < to) recorder.record(s.*latency);
+  }
+  return recorder.summary();
 }
 
 Percentiles TimedLatencies::between(Clock::time_point from, Clock::time_point to) const {
-  LatencyRecorder window;
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& s : samples_) {
-    if (s.at >= from && s.at < to)
-      window.record(std::chrono::microseconds(static_cast<long long>(s.from_due_ms * 1000)));
-  }
-  return window.summary();
+  return window(from, to, &Sample::from_due);
 }
 
 Percentiles TimedLatencies::statement_between(Clock::time_point from, Clock::time_point to) const {
-  LatencyRecorder window;
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& s : samples_) {
-    if (s.at >= from && s.at < to)
-      window.record(std::chrono::microseconds(static_cast<long long>(s.from_statement_ms * 1000)));
-  }
-  return window.summary();
+  return window(from, to, &Sample::from_statement);
 }
 
 WindowedRun run_windowed(ExperimentContext& ctx, const ScratchDatabase& db, LoadedSystem& system, TimedLatencies& e2e,

@@ -100,8 +100,10 @@ class TimedLatencies {
  private:
   struct Sample {
     std::chrono::steady_clock::time_point at;
-    double from_due_ms, from_statement_ms;
+    std::chrono::microseconds from_due, from_statement;
   };
+  Percentiles window(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to,
+                     std::chrono::microseconds Sample::*latency) const;
   mutable std::mutex mutex_;
   std::vector<Sample> samples_;  // guarded by mutex_
 };

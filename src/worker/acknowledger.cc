@@ -302,11 +302,11 @@ void run_acknowledger(std::shared_ptr<ConsumerCore> core_owner) {
     }
     if (!held.empty() && !failed && (stopping || Clock::now() >= batch.locked_retry_at)) {
       held = write_one_at_a_time(db, std::move(held), failed);
-      if (count_row_locked(held) > 0) {
+      if (const std::size_t still_held = count_row_locked(held); still_held > 0) {
         batch.locked_retry_interval = std::min(batch.locked_retry_interval * 2, kLockedRetryMax);
         batch.locked_retry_at = Clock::now() + batch.locked_retry_interval;
-        log->debug("{} acknowledgment(s) on database {} still wait for rows another session holds",
-                   count_row_locked(held), name(db));
+        log->debug("{} acknowledgment(s) on database {} still wait for rows another session holds", still_held,
+                   name(db));
       }
     }
     batch.acks = std::move(free);
